@@ -1,0 +1,49 @@
+"""Compile, load and launch an op's variants. The suite, the checker and the torch operators
+all go through here, so a variant is built the same way everywhere."""
+
+from __future__ import annotations
+
+from ..gpu import Arch, CompiledModule, compile_file
+from ..gpu.module import Module
+from .base import Case, OpSpec, Variant
+
+_loaded: dict[tuple, Module] = {}
+
+
+def target_arch(variant: Variant, arch=None) -> Arch:
+    """The arch to build `variant` for: its `@arch` if it has one (e.g. sm_90a), else `arch`/the GPU's."""
+    from ..gpu import default_arch
+
+    if variant.min_arch:
+        want = Arch.parse(variant.min_arch)
+        base = Arch.parse(arch) if arch is not None else default_arch()
+        # An arch-specific (`a`) target is only valid on exactly that GPU generation.
+        if want.suffix == "a" and base.cc != want.cc:
+            raise ValueError(f"{variant.id} is built for {want.sm} only; {base.sm} cannot run it")
+        return want
+    return Arch.parse(arch) if arch is not None else default_arch()
+
+
+def compile_variant(op: OpSpec, variant: Variant, arch=None, compiler: str = "nvrtc", use_cache: bool = True) -> CompiledModule:
+    return compile_file(variant.path, arch=target_arch(variant, arch), compiler=compiler,
+                        defines=op.defines(variant), use_cache=use_cache)
+
+
+def load_variant(op: OpSpec, variant: Variant) -> Module:
+    import torch
+
+    key = (str(variant.path), torch.cuda.current_device())
+    mod = _loaded.get(key)
+    if mod is None:
+        mod = Module(compile_variant(op, variant), op.defines(variant))
+        _loaded[key] = mod
+    return mod
+
+
+def run_variant(op: OpSpec, variant: Variant, case: Case, inputs: dict, outputs: dict) -> None:
+    """Launch `variant` on `case`, writing into `outputs` on torch's current stream."""
+    kernel = load_variant(op, variant).kernel(op.kernel_name(case.dtype))
+    if variant.launcher is not None:
+        variant.launcher(op, kernel, variant, case, inputs, outputs)
+    else:
+        op.launch(kernel, variant, case, inputs, outputs)
