@@ -38,7 +38,7 @@ def test_every_library_kernel_compiles_without_spills(arch):
             failures.append(f"{v.id} [{arch}]: {e}")
             continue
         assert m.resources, f"{v.id}: no ptxas report in the log"
-        for dt in op.dtypes:
+        for dt in v.dtypes(op):
             name = op.kernel_name(dt)
             if not v.wrong:
                 assert name in m.resources, f"{v.id} lacks kernel {name}"

@@ -102,6 +102,12 @@ class Variant:
             return default
         return int(self.meta[key].split()[0])
 
+    def dtypes(self, op: "OpSpec") -> tuple[str, ...]:
+        """`@dtypes float32 bfloat16`: the dtypes this variant has kernels for (default: all of the op's)."""
+        if "dtypes" in self.meta:
+            return tuple(self.meta["dtypes"].replace(",", " ").split())
+        return tuple(op.dtypes)
+
     @property
     def min_arch(self) -> str | None:
         """`@arch sm_90a`: the variant only builds for this arch (and compatible ones)."""
@@ -196,7 +202,16 @@ class OpSpec:
         return {}
 
     def supports(self, variant: Variant, case: Case) -> str | None:
-        """None if `variant` can run `case`; else the reason it cannot (reported as skipped)."""
+        """None if `variant` can run `case`; else the reason it cannot (reported as skipped).
+        Subclasses that override this should call super().supports first."""
+        if case.dtype not in variant.dtypes(self):
+            return f"{variant.name} has no {case.dtype} kernel (@dtypes {' '.join(variant.dtypes(self))})"
+        if variant.min_arch:
+            from ..gpu import Arch, default_arch
+
+            want, have = Arch.parse(variant.min_arch), default_arch()
+            if have.cc != want.cc and (want.suffix == "a" or have < want):
+                return f"{variant.name} needs {want.sm}; this GPU is {have.sm}"
         return None
 
     def launch(self, kernel, variant: Variant, case: Case, inputs: dict, outputs: dict) -> None:
