@@ -1,0 +1,34 @@
+"""`kernelab compare A.json B.json`: per row, is B faster, slower, the same, or unclear?
+
+Rows are matched by (op, name, case label). The verdict comes from the bench module's
+statistics on the stored samples of both runs (every sample is kept in the JSON), in the
+spirit of nvbench's compare script: a difference inside the noise is "same" or "unclear",
+never a speed-up.
+"""
+
+from __future__ import annotations
+
+from .results import Results
+
+
+def compare_results(a: Results, b: Results) -> list[dict]:
+    from ..bench import compare_samples
+
+    index = {r.key: r for r in a.rows}
+    out = []
+    for rb in b.rows:
+        ra = index.get(rb.key)
+        if ra is None:
+            continue
+        row = {"op": rb.op, "name": rb.name, "kind": rb.kind, "case": rb.case.get("label", ""),
+               "a_s": ra.metrics.get("time_s"), "b_s": rb.metrics.get("time_s")}
+        sa = (ra.measurement or {}).get("samples_s")
+        sb = (rb.measurement or {}).get("samples_s")
+        if ra.status != "ok" or rb.status != "ok" or not sa or not sb:
+            row.update(verdict="n/a", ratio=None, detail=f"A {ra.status}, B {rb.status}")
+        else:
+            c = compare_samples(sa, sb)
+            d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
+            row.update(verdict=d["verdict"], ratio=d.get("ratio"), ci=d.get("ci"), detail=d.get("detail", ""))
+        out.append(row)
+    return out

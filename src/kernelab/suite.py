@@ -1,0 +1,275 @@
+"""The suite: op x variant x shape through check, then bench, then analysis -> Results.
+
+    results = run_suite(Selection(ops=["vector_add"], quick=True))
+
+With a GPU, each op runs in a worker subprocess (kernelab.suite_worker) that streams one
+row per candidate, so a candidate that crashes the CUDA context or hangs loses only
+itself: the parent records it and starts a fresh worker for the rest. Without a GPU the
+suite compiles every variant and reports resources, occupancy and predicted floors for a
+default device (H200), and says that timing needs a GPU.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from .ops.base import Case, OpSpec, Variant, discover
+from .report.results import Results, Row
+
+STATIC_DEVICE = "H200"
+
+
+@dataclass
+class Selection:
+    ops: list[str] | None = None  # names or globs; None: all
+    variants: list[str] | None = None  # names, numbers (v2) or globs; "peers" alone selects peers only
+    dtypes: list[str] | None = None
+    shapes: list[str] | None = None  # substrings or globs of case labels ("1048576", "4096x*")
+    quick: bool = False
+    ops_dir: str | None = None
+    peers: bool = True
+    arch: str | None = None  # static mode: the arch to compile for
+    device: str = STATIC_DEVICE  # static mode: the device to predict for
+    timeout_s: float = 180.0  # per candidate, before it is declared hung
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _match(value: str, patterns: list[str] | None) -> bool:
+    if not patterns:
+        return True
+    return any(value == p or fnmatch.fnmatch(value, p) or value.split("_", 1)[0] == p for p in patterns)
+
+
+def select_ops(sel: Selection) -> list[OpSpec]:
+    ops = discover(sel.ops_dir)
+    chosen = [op for name, op in ops.items() if _match(name, sel.ops)]
+    if sel.ops and not chosen:
+        raise KeyError(f"no op matches {sel.ops}; known ops: {', '.join(ops)}")
+    return chosen
+
+
+def select_variants(op: OpSpec, sel: Selection) -> list[Variant]:
+    if sel.variants == ["peers"]:
+        return []
+    return [v for v in op.variants() if _match(v.name, sel.variants)]
+
+
+def select_cases(op: OpSpec, sel: Selection) -> list[Case]:
+    cases = op.quick_cases() if sel.quick else op.bench_cases()
+    out = []
+    for c in cases:
+        if sel.dtypes and c.dtype not in sel.dtypes:
+            continue
+        if sel.shapes and not any(s in c.label or fnmatch.fnmatch(c.label, s) for s in sel.shapes):
+            continue
+        out.append(c)
+    return out
+
+
+@dataclass
+class Plan:
+    op: OpSpec
+    cases: list[Case]
+    variants: list[Variant]
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.cases) * (len(self.variants) + 4)  # peers: a few per case
+
+
+def make_plan(sel: Selection) -> list[Plan]:
+    plans = []
+    for op in select_ops(sel):
+        cases, variants = select_cases(op, sel), select_variants(op, sel)
+        if cases and (variants or sel.peers):
+            plans.append(Plan(op, cases, variants))
+    return plans
+
+
+# ----------------------------------------------------------------------------- static mode
+
+def _block_size(variant: Variant) -> int | None:
+    for key in ("block", "threads"):
+        if key in variant.meta:
+            return variant.meta_int(key)
+    return None
+
+
+def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | None = None) -> list[Row]:
+    """Compile each variant and predict: resources, occupancy and floors, with no GPU."""
+    from . import analysis
+    from .gpu import CompileError
+    from .ops.build import compile_variant
+
+    spec = analysis.spec_for(sel.device)
+    rows: list[Row] = []
+    for v in plan.variants:
+        if progress:
+            progress(f"{plan.op.name}/{v.name}")
+        try:
+            m = compile_variant(plan.op, v, arch=None if v.min_arch else (sel.arch or spec_arch(spec)))
+        except CompileError as e:
+            rows.append(Row(plan.op.name, v.name, "variant", {}, status="compile_error", reason="compile_error", detail=str(e)))
+            continue
+        resources = {k: r.to_dict() for k, r in m.resources.items()}
+        occ = {}
+        block = _block_size(v)
+        if block and m.resources:
+            worst = max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
+            o = analysis.occupancy(spec_cc(spec), block, worst.registers, worst.shared_static)
+            occ = o.to_dict() if hasattr(o, "to_dict") else dict(o.__dict__)
+            occ["block"] = block
+        for case in plan.cases:
+            if case.dtype not in v.dtypes(plan.op):
+                continue
+            work = plan.op.work(case)
+            floor = analysis.floor_seconds(work, spec)
+            rows.append(Row(plan.op.name, v.name, "variant", case.to_dict(), status="static",
+                            detail="timing needs a GPU", work=work.to_dict(),
+                            metrics={"floor_s": floor, "predicted_for": spec_name(spec)},
+                            resources=resources, occupancy=occ, binary_sha256=m.cubin_sha256))
+    return rows
+
+
+def spec_name(spec) -> str:
+    return getattr(spec, "name", str(spec))
+
+
+def spec_cc(spec) -> tuple[int, int]:
+    cc = getattr(spec, "cc", (9, 0))
+    if isinstance(cc, str):
+        major, minor = cc.split(".")
+        return int(major), int(minor)
+    return tuple(cc)
+
+
+def spec_arch(spec) -> str:
+    major, minor = spec_cc(spec)
+    return f"sm_{major}{minor}"
+
+
+# ----------------------------------------------------------------------------- gpu mode
+
+def run_suite(sel: Selection, results_dir: str | None = "results", progress=None,
+              isolate: bool = True) -> Results:
+    """Run the selection and return Results (also saved under `results_dir` when given)."""
+    from .gpu import has_gpu
+
+    t0 = time.perf_counter()
+    plans = make_plan(sel)
+    if not has_gpu():
+        results = _static_results(plans, sel, progress)
+    else:
+        results = _gpu_results(plans, sel, progress, isolate)
+    results.wall_s = time.perf_counter() - t0
+    results.selection = sel.to_dict()
+    if results_dir:
+        results.save(results_dir)
+    return results
+
+
+def _environment() -> dict:
+    import platform
+
+    from .gpu import toolchain
+    from .gpu.device import driver_cuda_version
+    from .gpu.nvml import driver_version
+
+    try:
+        import torch
+
+        tv, tc = torch.__version__, torch.version.cuda
+    except Exception:
+        tv, tc = None, None
+    v = toolchain.nvrtc_version()
+    return {"python": platform.python_version(), "torch": tv, "cuda_runtime": tc, "driver": driver_version(),
+            "driver_cuda": driver_cuda_version(), "nvrtc": f"{v[0]}.{v[1]}" if v else None,
+            "nvcc": toolchain.nvcc_version()}
+
+
+def _compiler_info() -> dict:
+    from .gpu import toolchain
+    from .gpu.compiler import STD
+
+    return {"name": "nvrtc", "version": toolchain.compiler_version("nvrtc"),
+            "flags": ["-O3", "-lineinfo", f"-std={STD}", "-Xptxas -v"]}
+
+
+def _static_results(plans: list[Plan], sel: Selection, progress) -> Results:
+    from . import analysis
+
+    spec = analysis.spec_for(sel.device)
+    device = spec.to_dict() if hasattr(spec, "to_dict") else {"name": spec_name(spec)}
+    device.setdefault("name", spec_name(spec))
+    device.setdefault("arch", spec_arch(spec))
+    res = Results(mode="static", device=device, environment=_environment(), compiler=_compiler_info())
+    res.notes.append(f"No GPU: compiled every kernel and predicted floors for {spec_name(spec)}; timing needs a GPU.")
+    for plan in plans:
+        res.rows.extend(static_rows(plan, sel, progress))
+    return res
+
+
+def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool) -> Results:
+    from .gpu import device_info, nvml
+    from .suite_worker import CandidateTask, run_in_process, run_isolated
+
+    info = device_info()
+    res = Results(mode="gpu", device=info.to_dict(), environment=_environment(), compiler=_compiler_info())
+    res.clocks["before"] = nvml.sample(info.index).to_dict()
+    res.ceilings = _ceilings(progress)
+    peak = 0
+    for plan in plans:  # one worker per op: its GPU memory is freed when the op ends
+        items = []
+        for case in plan.cases:
+            items += [(case.to_dict(), "peer", p) for p in (_peer_names(plan.op, case) if sel.peers else [])]
+            items += [(case.to_dict(), "variant", v.name) for v in plan.variants]
+        task = CandidateTask(op=plan.op.name, ops_dir=sel.ops_dir, candidates=items,
+                             ceilings=res.ceilings, timeout_s=sel.timeout_s)
+        runner = run_isolated if isolate else run_in_process
+        rows, mem = runner(task, progress)
+        peak = max(peak, mem)
+        for label in dict.fromkeys(r.case.get("label") for r in rows):
+            _relate_to_peers([r for r in rows if r.case.get("label") == label])
+        res.rows.extend(rows)
+    res.clocks["after"] = nvml.sample(info.index).to_dict()
+    res.peak_gpu_memory_bytes = peak
+    return res
+
+
+def _peer_names(op: OpSpec, case: Case) -> list[str]:
+    try:
+        return list(op.peers(case).keys())
+    except Exception:
+        return []
+
+
+def _ceilings(progress) -> dict:
+    """The measured ceilings this run compares against (cached per device and driver)."""
+    from . import analysis
+
+    if progress:
+        progress("ceilings (cached per device and driver)")
+    try:
+        return analysis.measured_ceilings(quick=True)
+    except Exception as e:  # ceilings annotate results; they never stop a run
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _relate_to_peers(rows: list[Row]) -> None:
+    """x_best_peer = best peer time / this time (> 1 means faster than every peer)."""
+    peer_times = {r.name: r.metrics["time_s"] for r in rows if r.kind == "peer" and r.status == "ok"
+                  and r.metrics.get("time_s")}
+    if not peer_times:
+        return
+    best_name = min(peer_times, key=peer_times.get)
+    for r in rows:
+        t = r.metrics.get("time_s")
+        if r.status == "ok" and t and r.kind == "variant":
+            r.metrics["x_best_peer"] = peer_times[best_name] / t
+            r.metrics["best_peer"] = best_name
+            r.metrics["x_peers"] = {k: v / t for k, v in peer_times.items()}

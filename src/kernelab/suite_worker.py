@@ -1,0 +1,318 @@
+"""Run one case's candidates (peers and variants) and stream a row per candidate.
+
+The parent (suite.py) starts `python -m kernelab.suite_worker RESULTS.jsonl`, writes
+one task per line on its stdin, and reads rows from the JSON-lines file as they are
+appended. A candidate that faults (sticky CUDA error) or hangs takes the worker down with
+it; the parent marks that candidate crash/hang, starts a fresh worker and resends the
+candidates not yet reported. Rows already written are never lost.
+
+Per candidate: supports? -> compile/load -> check (correctness and integrity) -> bench
+(cold; graph mode when launch-bound) -> re-verify the timed outputs -> metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .report.results import Row
+
+
+@dataclass
+class CandidateTask:
+    """Candidates of one op, each (case, kind, name): kind "peer" (torch, torch.compile) or "variant"."""
+
+    op: str
+    candidates: list[tuple[dict, str, str]]
+    ops_dir: str | None = None
+    ceilings: dict = field(default_factory=dict)
+    timeout_s: float = 180.0
+    seed: int = 1234
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, s: str) -> "CandidateTask":
+        d = json.loads(s)
+        d["candidates"] = [tuple(c) for c in d["candidates"]]
+        return cls(**d)
+
+
+def _case_from_dict(d: dict):
+    from .ops.base import Case
+
+    return Case(shape=tuple(d["shape"]), dtype=d["dtype"], offset=d.get("offset", 0),
+                layout=d.get("layout", "contiguous"), params=tuple(sorted(d.get("params", {}).items())))
+
+
+# ----------------------------------------------------------------------------- in the worker
+
+def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int) -> Row:
+    """Everything for one candidate on one case; returns its Row (never raises for candidate faults
+    that leave the context usable; sticky faults propagate and kill the worker, by design)."""
+    from .gpu import CompileError
+    from .ops.build import load_variant, run_variant
+
+    row = Row(op.name, name, kind, case.to_dict())
+    work = op.work(case)
+    row.work = work.to_dict()
+    if kind == "variant":
+        variant = op.variant(name)
+        reason = op.supports(variant, case)
+        if reason:
+            row.status, row.reason, row.detail = "skipped", "unsupported", reason
+            return row
+        try:
+            module = load_variant(op, variant)
+        except CompileError as e:
+            row.status, row.reason, row.detail = "compile_error", "compile_error", str(e)
+            return row
+        row.binary_sha256 = module.compiled.cubin_sha256
+        row.resources = {k: r.to_dict() for k, r in module.compiled.resources.items()}
+
+        def run(inputs, outputs):
+            run_variant(op, variant, case, inputs, outputs)
+    else:
+        peer = op.peers(case)[name]
+
+        def run(inputs, outputs):
+            got = peer(inputs)
+            for k, v in got.items():
+                outputs[k].copy_(v)
+
+    # 1. correctness and integrity: a candidate that fails is never timed.
+    from .check import check_callable
+
+    chk = check_callable(run, op, case, name=f"{op.name}/{name}", candidate_kind=kind)
+    row.check = chk.to_dict() if hasattr(chk, "to_dict") else {"ok": chk.ok}
+    if not chk.ok:
+        row.status, row.reason, row.detail = "failed", chk.reason, chk.detail
+        return row
+
+    # 2. timing.
+    _time_candidate(op, case, kind, name, run, row, ceilings, seed)
+    if row.status == "ok" and kind == "variant":
+        _occupancy(op, load_variant(op, op.variant(name)), op.variant(name), case, row)
+    return row
+
+
+def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: int) -> None:
+    import torch
+
+    from . import analysis
+    from .bench import ImpossibleResult, bench
+    from .check import compare_outputs
+    from .check.tolerances import tolerance
+
+    inputs = op.make_inputs(case, seed, "cuda")
+    outputs = op.make_outputs(case, inputs)
+    if kind == "variant":
+        def fn():
+            run(inputs, outputs)
+    else:
+        peer = op.peers(case)[name]
+
+        def fn():
+            peer(inputs)
+    spec = analysis.spec_for(None)
+    work = op.work(case)
+    floor = analysis.floor_seconds(work, spec)
+    try:
+        m = bench(fn, mode="cold", floor_s=floor * 0.98 if floor else None, name=f"{op.name}/{name}")
+        if getattr(m, "launch_bound", False):
+            m = bench(fn, mode="graph", floor_s=floor * 0.98 if floor else None, name=f"{op.name}/{name}")
+    except ImpossibleResult as e:
+        row.status, row.reason, row.detail = "failed", "impossible_time", str(e)
+        return
+    torch.cuda.synchronize()
+    # 3. re-verify what the timed iterations left behind (variants write `outputs`).
+    if kind == "variant":
+        ref = op.reference(case, inputs)
+        for key, exp in ref.items():
+            rtol, atol = tolerance(op, case.dtype)
+            cmp = compare_outputs(outputs[key], exp, rtol, atol)
+            if not cmp.ok:
+                row.status, row.reason = "failed", "changed_after_timing"
+                row.detail = f"output {key!r} after timing: {cmp.summary if hasattr(cmp, 'summary') else cmp}"
+                return
+    row.measurement = m.to_dict()
+    t = m.median_s
+    row.metrics = analysis.result_metrics(work, t, spec, ceilings)
+    row.metrics["time_s"] = t
+    row.metrics["floor_s"] = floor
+    row.metrics["launch_bound"] = bool(getattr(m, "launch_bound", False))
+    row.metrics["throttled"] = bool(getattr(m, "throttled", False))
+    row.metrics["mode"] = m.mode
+    row.metrics["peak_mem"] = int(torch.cuda.max_memory_allocated())
+
+
+def _occupancy(op, module, variant, case, row: Row) -> None:
+    from . import analysis
+
+    kernel = module.kernel(op.kernel_name(case.dtype)) if op.kernel_name(case.dtype) in module.signatures else None
+    block = None
+    for key in ("block", "threads"):
+        if key in variant.meta:
+            block = variant.meta_int(key)
+    if kernel is None or block is None:
+        return
+    r = kernel.resources
+    dev = analysis.spec_for(None)
+    try:
+        o = analysis.occupancy(tuple(dev.cc) if not isinstance(dev.cc, str) else tuple(map(int, dev.cc.split("."))),
+                               block, r.registers, r.shared_static)
+        row.occupancy = o.to_dict() if hasattr(o, "to_dict") else dict(o.__dict__)
+        row.occupancy["block"] = block
+        row.occupancy["api_blocks_per_sm"] = kernel.max_active_blocks_per_sm(block)
+    except Exception as e:  # occupancy annotates; it never fails a row
+        row.occupancy = {"error": str(e)}
+
+
+def run_task_in_worker(task: CandidateTask, out) -> int:
+    """Measure each candidate of `task`, writing a JSON line per row to `out`. Returns peak memory."""
+    import torch
+
+    from .ops.base import discover
+
+    op = discover(task.ops_dir)[task.op]
+    peak = 0
+    for case_dict, kind, name in task.candidates:
+        case = _case_from_dict(case_dict)
+        out.write(json.dumps({"start": [case_dict, kind, name]}) + "\n")
+        out.flush()
+        torch.cuda.reset_peak_memory_stats()
+        try:
+            row = measure_candidate(op, case, kind, name, task.ceilings, task.seed)
+        except Exception as e:
+            from .gpu.errors import is_sticky_message
+
+            if is_sticky_message(str(e)):
+                raise  # the context is gone: let the worker die, the parent records a crash
+            row = Row(op.name, name, kind, case.to_dict(), status="failed", reason="exception",
+                      detail=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
+        peak = max(peak, int(torch.cuda.max_memory_allocated()))
+        out.write(json.dumps({"row": row.to_dict(), "peak_mem": peak}, default=str) + "\n")
+        out.flush()
+        torch.cuda.empty_cache()
+    out.write(json.dumps({"done": True}) + "\n")
+    out.flush()
+    return peak
+
+
+def main() -> None:  # python -m kernelab.suite_worker OUT.jsonl ; tasks on stdin
+    path = sys.argv[1]
+    with open(path, "a") as out:
+        for line in sys.stdin:
+            if line.strip():
+                run_task_in_worker(CandidateTask.from_json(line), out)
+
+
+# ----------------------------------------------------------------------------- in the parent
+
+def _key(item) -> tuple[str, str, str]:
+    case, kind, name = item
+    return (case.get("label", ""), kind, name)
+
+
+def _drop(remaining: list, key: tuple) -> None:
+    for i, item in enumerate(remaining):
+        if _key(item) == key:
+            del remaining[i]
+            return
+
+
+def run_in_process(task: CandidateTask, progress=None) -> tuple[list[Row], int]:
+    """No isolation (tests, debugging): a crash here ends the process."""
+    import io
+
+    buf = io.StringIO()
+    peak = run_task_in_worker(task, buf)
+    rows = [Row.from_dict(json.loads(l)["row"]) for l in buf.getvalue().splitlines() if '"row"' in l]
+    return rows, peak
+
+
+def run_isolated(task: CandidateTask, progress=None, python: str | None = None) -> tuple[list[Row], int]:
+    """Run `task` in worker subprocesses; a crash or hang costs only the candidate in flight."""
+    rows: list[Row] = []
+    peak = 0
+    remaining = list(task.candidates)
+    with tempfile.TemporaryDirectory(prefix="kernelab-suite-") as tmp:
+        attempt = 0
+        while remaining:
+            attempt += 1
+            path = Path(tmp) / f"rows-{attempt}.jsonl"
+            path.touch()
+            sub = CandidateTask(**{**asdict(task), "candidates": remaining})
+            env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+            src = str(Path(__file__).resolve().parents[1])
+            env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            stderr = open(Path(tmp) / f"stderr-{attempt}.txt", "w+")
+            proc = subprocess.Popen([python or sys.executable, "-m", "kernelab.suite_worker", str(path)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
+            proc.stdin.write(sub.to_json() + "\n")
+            proc.stdin.close()
+            in_flight, deadline, done, offset = None, time.monotonic() + task.timeout_s + 60, False, 0
+            while not done:
+                with open(path) as f:
+                    f.seek(offset)
+                    chunk = f.read()
+                lines = chunk.split("\n")
+                complete, partial = lines[:-1], lines[-1]
+                offset += len(chunk) - len(partial)
+                for line in complete:
+                    if not line.strip():
+                        continue
+                    msg = json.loads(line)
+                    if "start" in msg:
+                        in_flight = _key(msg["start"])
+                        deadline = time.monotonic() + task.timeout_s
+                        if progress:
+                            progress(f"{task.op} {msg['start'][0].get('label', '')}: {msg['start'][2]}")
+                    elif "row" in msg:
+                        row = Row.from_dict(msg["row"])
+                        rows.append(row)
+                        peak = max(peak, msg.get("peak_mem", 0))
+                        _drop(remaining, (row.case.get("label"), row.kind, row.name))
+                        in_flight = None
+                        if progress:
+                            progress(None)
+                    elif msg.get("done"):
+                        done = True
+                if done:
+                    break
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    hung = proc.poll() is None
+                    if hung:
+                        proc.kill()
+                    proc.wait()
+                    stderr.seek(0)
+                    tail = stderr.read()[-2000:]
+                    victim = in_flight or (_key(remaining[0]) if remaining else None)
+                    if victim is None:
+                        break
+                    status = "hang" if hung else "crash"
+                    detail = (f"no result within {task.timeout_s:.0f} s; the worker was killed" if hung
+                              else f"the worker died (exit {proc.returncode}): {tail.strip()[-800:]}")
+                    case_dict = next(c for c, k, n in remaining if _key((c, k, n)) == victim)
+                    rows.append(Row(task.op, victim[2], victim[1], case_dict, status=status, reason=status, detail=detail))
+                    _drop(remaining, victim)
+                    if progress:
+                        progress(None)
+                    break
+                time.sleep(0.05)
+            if proc.poll() is None:
+                proc.wait(timeout=60)
+            stderr.close()
+    return rows, peak
+
+
+if __name__ == "__main__":
+    main()
