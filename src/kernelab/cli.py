@@ -320,6 +320,74 @@ def sanitize(
     raise typer.Exit(0 if getattr(report, "clean", True) else 1)
 
 
+# ------------------------------------------------------------------------------------- lab
+
+@lab_app.command("list")
+def lab_list(as_json: bool = typer.Option(False, "--json")) -> None:
+    """The experiments, with the claim each one tests."""
+    from .lab import load_all
+
+    exps = load_all()
+    if as_json:
+        _emit_json([{"name": e.name, "title": e.title, "claim": e.claim, "source": e.source} for e in exps.values()])
+        return
+    from rich.table import Table
+
+    t = Table("name", "source", "claim")
+    for e in exps.values():
+        t.add_row(e.name, e.source, e.claim)
+    _console().print(t)
+
+
+@lab_app.command("run")
+def lab_run(
+    names: Optional[List[str]] = typer.Argument(None, help="Experiment names (see `kernelab lab list`)."),
+    all_: bool = typer.Option(False, "--all", help="Every experiment."),
+    quick: bool = typer.Option(False, "--quick", help="Smaller sizes and fewer samples."),
+    as_json: bool = typer.Option(False, "--json"),
+    results_dir: Path = typer.Option(Path("results/lab"), "--results-dir"),
+) -> None:
+    """Run experiments: the claim, what was measured (live), and a verdict."""
+    from .lab import load_all, save
+
+    exps = load_all()
+    chosen = list(exps) if all_ else (names or [])
+    if not chosen:
+        _fail("name an experiment or pass --all (see `kernelab lab list`)")
+    unknown = [n for n in chosen if n not in exps]
+    if unknown:
+        _fail(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(exps)}")
+    con = _console()
+    outputs = []
+    for name in chosen:
+        e = exps[name]
+        if not as_json:
+            con.rule(f"{e.name}: {e.title}")
+            con.print(f"[bold]claim[/bold] ({e.source}): {e.claim}")
+        log = (lambda m: None) if as_json else (lambda m: con.print(f"  {m}"))
+        try:
+            result = e.run(quick=quick, log=log)
+        except Exception as ex:  # one broken experiment must not stop the others
+            result = {"name": name, "claim": e.claim, "source": e.source,
+                      "verdict": {"status": "error", "summary": f"{type(ex).__name__}: {ex}"}}
+        else:
+            result["path"] = str(save(result, results_dir))
+        outputs.append(result)
+        if not as_json:
+            v = result["verdict"]
+            color = {"holds": "green", "differs": "yellow"}.get(v["status"], "red")
+            con.print(f"[bold {color}]verdict: {v['summary']}[/bold {color}]")
+    if as_json:
+        _emit_json(outputs)
+        return
+    from rich.table import Table
+
+    t = Table("experiment", "source", "verdict")
+    for r in outputs:
+        t.add_row(r["name"], r.get("source", ""), r["verdict"]["summary"])
+    con.print(t)
+
+
 # ------------------------------------------------------------------------------------ misc
 
 @app.command()
