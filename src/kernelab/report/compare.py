@@ -12,7 +12,7 @@ from .results import Results
 
 
 def compare_results(a: Results, b: Results) -> list[dict]:
-    from ..bench import compare_samples
+    from ..bench import Measurement, compare_measurements
 
     index = {r.key: r for r in a.rows}
     out = []
@@ -22,13 +22,11 @@ def compare_results(a: Results, b: Results) -> list[dict]:
             continue
         row = {"op": rb.op, "name": rb.name, "kind": rb.kind, "case": rb.case.get("label", ""),
                "a_s": ra.metrics.get("time_s"), "b_s": rb.metrics.get("time_s")}
-        sa = (ra.measurement or {}).get("samples_s")
-        sb = (rb.measurement or {}).get("samples_s")
-        if ra.status != "ok" or rb.status != "ok" or not sa or not sb:
+        if ra.status != "ok" or rb.status != "ok" or not ra.measurement or not rb.measurement:
             row.update(verdict="n/a", ratio=None, detail=f"A {ra.status}, B {rb.status}")
         else:
-            c = compare_samples(sa, sb)
-            d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
-            row.update(verdict=d["verdict"], ratio=d.get("ratio"), ci=d.get("ci"), detail=d.get("detail", ""))
+            # B relative to A: ratio = median(B) / median(A); "faster" means B is faster.
+            c = compare_measurements(Measurement.from_dict(rb.measurement), Measurement.from_dict(ra.measurement))
+            row.update(verdict=c.verdict, ratio=c.ratio, ci=list(c.ci), detail=c.note)
         out.append(row)
     return out
