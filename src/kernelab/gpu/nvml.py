@@ -25,10 +25,21 @@ def available() -> bool:
     return _nvml() is not None
 
 
+@functools.lru_cache(maxsize=None)
 def _handle(index: int):
+    """NVML handle of torch's device `index`. NVML numbers devices ignoring CUDA_VISIBLE_DEVICES,
+    so the device is found by its UUID (torch reports it), falling back to the index."""
     nv = _nvml()
     if nv is None:
         return None
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            uuid = str(torch.cuda.get_device_properties(index).uuid)
+            return nv.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
+    except Exception:
+        pass
     try:
         return nv.nvmlDeviceGetHandleByIndex(index)
     except Exception:
