@@ -119,9 +119,10 @@ def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | No
         resources = {k: r.to_dict() for k, r in m.resources.items()}
         occ = {}
         block = _block_size(v)
-        if block and m.resources:
+        if block and m.resources and plan.cases:
             worst = max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
-            o = analysis.occupancy(spec_cc(spec), block, worst.registers, worst.shared_static)
+            smem = worst.shared_static + max(plan.op.dynamic_smem(v, c) for c in plan.cases)
+            o = analysis.occupancy(spec_cc(spec), block, worst.registers, smem)
             occ = o.to_dict() if hasattr(o, "to_dict") else dict(o.__dict__)
             occ["block"] = block
         for case in plan.cases:

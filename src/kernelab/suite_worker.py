@@ -81,7 +81,14 @@ def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int)
         def run(inputs, outputs):
             run_variant(op, variant, case, inputs, outputs)
     else:
+        from .ops.base import PeerUnavailable
+
         peer = op.peers(case)[name]
+        try:  # a peer that cannot run here (an SDPA backend not built for this GPU) is skipped, not failed
+            peer(op.make_inputs(case, seed + 7, "cuda"))
+        except PeerUnavailable as e:
+            row.status, row.reason, row.detail = "skipped", "unavailable", str(e)
+            return row
 
         def run(inputs, outputs):
             got = peer(inputs)
@@ -167,11 +174,12 @@ def _occupancy(op, module, variant, case, row: Row) -> None:
     r = kernel.resources
     dev = analysis.spec_for(None)
     try:
+        smem = r.shared_static + op.dynamic_smem(variant, case)
         o = analysis.occupancy(tuple(dev.cc) if not isinstance(dev.cc, str) else tuple(map(int, dev.cc.split("."))),
-                               block, r.registers, r.shared_static)
+                               block, r.registers, smem)
         row.occupancy = o.to_dict() if hasattr(o, "to_dict") else dict(o.__dict__)
         row.occupancy["block"] = block
-        row.occupancy["api_blocks_per_sm"] = kernel.max_active_blocks_per_sm(block)
+        row.occupancy["api_blocks_per_sm"] = kernel.max_active_blocks_per_sm(block, op.dynamic_smem(variant, case))
     except Exception as e:  # occupancy annotates; it never fails a row
         row.occupancy = {"error": str(e)}
 

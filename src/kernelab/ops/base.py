@@ -28,6 +28,11 @@ _WRONG_FILE = re.compile(r"^w(?P<num>\d+)_(?P<name>[A-Za-z0-9_]+)\.cu$")
 _META = re.compile(r"^\s*(?://+|\*+)?\s*@(?P<key>[A-Za-z_][\w-]*)\s*(?P<value>.*?)\s*$")
 
 
+class PeerUnavailable(RuntimeError):
+    """A peer cannot run this case on this machine (backend not built, wrong GPU, unsupported shape).
+    The suite records the peer as skipped with this message, not as failed."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One problem instance: a shape, a dtype, and how the inputs are laid out."""
@@ -200,6 +205,11 @@ class OpSpec:
 
     def defines(self, variant: Variant) -> dict:
         return {}
+
+    def dynamic_smem(self, variant: Variant, case: Case) -> int:
+        """Bytes of dynamic shared memory a launch of `variant` on `case` asks for (for occupancy).
+        Default: the variant's `@smem` header value, else 0."""
+        return variant.meta_int("smem", 0)
 
     def supports(self, variant: Variant, case: Case) -> str | None:
         """None if `variant` can run `case`; else the reason it cannot (reported as skipped).

@@ -1,0 +1,530 @@
+// v2_wgmma_pingpong: Hopper (sm_90a) FlashAttention-3 style: wgmma for both GEMMs, a producer
+// warpgroup filling an mbarrier ring, two consumer warpgroups whose softmax overlaps the GEMMs.
+//
+// What changed from v1: the tensor-core path and who does what.
+//   - wgmma (HGMMA): S = Q K^T with both operands read by the tensor cores straight from shared
+//     memory (no ldmatrix, no register copy of Q or K), and O += P V with P from registers (the
+//     S accumulator layout is the A-operand layout) and V from shared memory read transposed by
+//     the hardware (V is [key][d]: an MN-major B operand, "trans-b"). One warpgroup instruction
+//     is a 64 x N x 16 product; the smem operands use the 128-byte swizzle (16-byte chunk ^ row % 8
+//     inside 1024-byte atoms), described by 64-bit matrix descriptors.
+//   - Warp specialisation: 384 threads = warpgroup 0, the producer (setmaxnreg down to 40
+//     registers), and warpgroups 1 and 2, the consumers (setmaxnreg up to 232), each owning 64 of
+//     the block's 128 query rows. The producer loads Q once and K/V tiles of 128 keys into a ring
+//     of 2 stages (D = 128; 3 at D = 64) with separate full/empty mbarriers for K and for V.
+//   - Loads: plain cp.async (16 bytes per thread, 128 producer threads, written pre-swizzled),
+//     completion signalled by cp.async.mbarrier.arrive. Why not TMA: a tensor map is a host-side
+//     descriptor per tensor and call, and kernelab.gpu had no way to make or pass one when this
+//     kernel was designed (gemm's gpu/tensormap.py, 2-D maps only, appeared as it was finished);
+//     and cp.async.bulk (1-D) cannot write the swizzled layout wgmma wants. This is the path
+//     FlashAttention-3 itself takes for paged K/V (a producer warpgroup issuing cp.async +
+//     cp.async.mbarrier.arrive, consumers running wgmma on the result with no proxy fence). Its
+//     cost: ~160 LDGSTS + address warp-instructions per K/V tile pair on the consumers' schedulers
+//     (~5% of their issue slots) and 40 registers x 128 threads. A 3-D TMA map [B*H, S, D] (rows
+//     past S read as zeros) is the next step.
+//   - Overlap (FA3's two levels): inside a warpgroup, iteration n issues S_n = Q K_n^T and
+//     O += P_{n+1} V_{n+1} back to back, then does the softmax of S_n while the P V product runs
+//     (wgmma.wait_group 1); between the two warpgroups, named barriers 1 and 2 make them take turns
+//     issuing their GEMM pair (ping-pong), so one warpgroup's softmax (exp2 on the MUFU unit) runs
+//     while the other's GEMMs occupy the tensor cores.
+//   - Key tiles are walked from last to first (as FA3 does), so the tiles that need the causal or
+//     sequence-end mask come first; the rows' running max starts at -inf and a tile that hides
+//     every key of a row leaves it at -inf without NaNs (exp2 of -inf is 0, the scale base is 0).
+// Why it is faster: on H100/H200 mma.sync reaches about 2/3 of the tensor-core peak and needs
+//   ldmatrix traffic through the register file; wgmma reaches the full 990 TFLOP/s class peak
+//   with operands from shared memory, and the ping-pong hides the softmax (about half the time of
+//   the GEMMs at D = 128 if run serially: 2 x 64 x 128 exps per tile at 16 per SM per clock is 1024
+//   clocks, against 2048 for the 8.4 MFLOP of the tile at 4096 FLOP per SM per clock).
+// Predicted: FA3 reports 610-660 TFLOP/s at D = 128 with TMA and a persistent scheduler; without
+//   those (no epilogue overlap, cp.async), about 540-600 TFLOP/s non-causal and 480-560 causal at
+//   B4 H32 S4096 D128, i.e. 0.9-0.97x SDPA's default (ANCHORS: 622 / 589), ~1.6x v1.
+// Measured: BENCHMARKS.md, attention rows (generated from results JSON).
+//
+// @arch sm_90a
+// @block 384
+// @block_m 128
+// @smem_d64 115840
+// @smem_d128 164992
+#include <cuda_bf16.h>
+
+// NVRTC has no <math.h> INFINITY or <stdint.h>; identical typedefs are legal where they exist.
+#define NEG_INF __int_as_float(0xff800000u)
+typedef unsigned char uint8_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+
+namespace {
+
+constexpr int BM = 128;               // query rows per block (64 per consumer warpgroup)
+constexpr int BN = 128;               // keys per tile
+constexpr int PRODUCER_REGS = 40;     // setmaxnreg: 128 x 40 + 256 x 232 = 64512 <= 65536 registers
+constexpr int CONSUMER_REGS = 232;
+constexpr int CONSUMER_WARPS = 8;     // arrivals that free a stage (one per consumer warp)
+constexpr int PRODUCER_THREADS = 128;
+constexpr float LOG2E = 1.4426950408889634f;
+
+// Shared memory, from a 1024-byte-aligned base (the 128-byte swizzle repeats every 1024 bytes and
+// the hardware applies it to absolute address bits 4-6 ^ 7-9):
+//   Q [D/64][BM][64] | K [STAGES][D/64][BN][64] | V [STAGES][D/64][BN][64] | mbarriers
+// Each [rows][64] slab is a K-major SW128 operand: row r, 16-byte chunk c at r*128 + ((c ^ r%8) << 4).
+template <int D>
+struct Layout {
+  static constexpr int STAGES = D == 128 ? 2 : 3;
+  static constexpr uint32_t Q_BYTES = BM * D * 2;
+  static constexpr uint32_t KV_BYTES = BN * D * 2;  // one K (or V) tile
+  static constexpr uint32_t K_OFF = Q_BYTES;
+  static constexpr uint32_t V_OFF = K_OFF + STAGES * KV_BYTES;
+  static constexpr uint32_t BAR_OFF = V_OFF + STAGES * KV_BYTES;
+  static constexpr uint32_t BAR_BYTES = 128;         // 1 + 4 * STAGES barriers of 8 bytes, rounded up
+  static constexpr uint32_t SMEM = BAR_OFF + BAR_BYTES + 1024;  // + alignment slack; = the header's @smem_dD
+  static_assert(8 * (1 + 4 * STAGES) <= BAR_BYTES, "barriers do not fit");
+};
+static_assert(Layout<128>::SMEM == 164992, "@smem_d128 in the header must match");
+static_assert(Layout<64>::SMEM == 115840, "@smem_d64 in the header must match");
+
+// mbarrier addresses: full_q, then full_k[s], empty_k[s], full_v[s], empty_v[s].
+struct Barriers {
+  uint32_t base;
+  int stages;
+  __device__ uint32_t full_q() const { return base; }
+  __device__ uint32_t full_k(int s) const { return base + 8 * (1 + s); }
+  __device__ uint32_t empty_k(int s) const { return base + 8 * (1 + stages + s); }
+  __device__ uint32_t full_v(int s) const { return base + 8 * (1 + 2 * stages + s); }
+  __device__ uint32_t empty_v(int s) const { return base + 8 * (1 + 3 * stages + s); }
+};
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarrier ---------------------------------------------------------------------------
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+// Blocks until the phase with parity `parity` has completed. A fresh barrier is in phase 0, so
+// waiting for parity 1 returns at once (the "previous" phase counts as complete): producers
+// start their empty-barrier waits at parity 1, consumers their full-barrier waits at 0.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      " .reg .pred P1;\n"
+      "WAIT_LOOP:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+      " @P1 bra WAIT_DONE;\n"
+      " bra WAIT_LOOP;\n"
+      "WAIT_DONE:\n"
+      "}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+
+// ---- cp.async ----------------------------------------------------------------------------
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+// Arrive on `bar` when all of this thread's earlier cp.async have landed. Without .noinc it first
+// adds one to the pending count, so the thread also arrives normally (mbar_arrive) and the barrier
+// counts PRODUCER_THREADS arrivals per phase (FA3 / CUTLASS producer_commit(cpasync_barrier_arrive)).
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+// ---- named barriers (ids 1, 2: the consumer warpgroups' turns) -------------------------------
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// ---- wgmma ---------------------------------------------------------------------------------
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving reads or writes of these registers across an asynchronous
+// wgmma boundary (CUTLASS's warpgroup_fence_operand).
+template <int N>
+__device__ __forceinline__ void reg_fence(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void reg_fence(uint32_t (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(r[i][j])::"memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle: bits 0-13 address >> 4, 16-29 leading byte
+// offset >> 4, 32-45 stride byte offset >> 4, 62-63 = 1 (SW128). Base offset 0: every tile starts
+// on a 1024-byte boundary; K-steps inside a swizzle atom move the start address by 32 bytes, as
+// CUTLASS's descriptor iterator does.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
+         ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+#define ACC8(b) "+f"(d[b + 0]), "+f"(d[b + 1]), "+f"(d[b + 2]), "+f"(d[b + 3]), \
+                "+f"(d[b + 4]), "+f"(d[b + 5]), "+f"(d[b + 6]), "+f"(d[b + 7])
+
+// D[64 x 128] (+)= A[64 x 16] B[16 x 128], A and B K-major in shared memory.
+// Accumulator fragment (warp w of the warpgroup, g = lane / 4, t = lane % 4): d[4i + e] is
+// row 16w + g + 8 (e / 2), column 8i + 2t + (e % 2).
+__device__ __forceinline__ void wgmma_ss_m64n128(float (&d)[64], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
+      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40), ACC8(48), ACC8(56)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
+// D[64 x 128] += A[64 x 16] B[16 x 128], A in registers (the m16n8k16 A layout per warp: a[0] =
+// row g, k 2t..2t+1; a[1] = row g+8; a[2] = row g, k 2t+8..; a[3] = row g+8, k 2t+8..), B MN-major
+// in shared memory (imm-trans-b = 1).
+__device__ __forceinline__ void wgmma_rs_m64n128_tb(float (&d)[64], const uint32_t (&a)[4], uint64_t b_desc) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
+      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40), ACC8(48), ACC8(56)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+}
+
+// The same with N = 64 (head dim 64).
+__device__ __forceinline__ void wgmma_rs_m64n64_tb(float (&d)[32], const uint32_t (&a)[4], uint64_t b_desc) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+}
+#undef ACC8
+
+__device__ __forceinline__ float exp2_approx(float x) {  // ex2.approx(-inf) = +0
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {  // lo -> bits 0..15 (lower column)
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// ---- producer: warpgroup 0 -------------------------------------------------------------------
+// Copies rows [row0, row0 + 128) of a [seqlen][D] matrix into the [D/64][128][64] SW128 layout;
+// rows past seqlen become zeros (never garbage: 0 * NaN would poison O through P V).
+template <int D>
+__device__ __forceinline__ void load_tile_128(uint32_t s_tile, const __nv_bfloat16* g, int row0, int seqlen, int ptid) {
+  constexpr int CPR = D / 8;                     // 16-byte chunks per row: 16 or 8
+  constexpr int RPP = PRODUCER_THREADS / CPR;    // rows per pass: 8 or 16 (a multiple of 8, so r % 8 is fixed)
+  const int c = ptid % CPR, r_in = ptid / CPR;
+  const uint32_t dst0 = s_tile + (c / 8) * (128 * 128) + r_in * 128 + (((c % 8) ^ (r_in % 8)) << 4);
+#pragma unroll
+  for (int p = 0; p < 128 / RPP; ++p) {
+    const int gr = row0 + r_in + p * RPP;
+    const bool ok = gr < seqlen;
+    cp_async_16(dst0 + p * RPP * 128, g + (size_t)(ok ? gr : 0) * D + c * 8, ok ? 16 : 0);
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void producer(uint32_t base, const Barriers& bar, const __nv_bfloat16* qh,
+                                         const __nv_bfloat16* kh, const __nv_bfloat16* vh, int m0, int n_max,
+                                         int seqlen) {
+  using L = Layout<D>;
+  const int ptid = threadIdx.x;  // 0..127
+  // Tile n of K (and of V) goes to ring slot it % STAGES, where it counts tiles from the last one.
+  auto load_k = [&](int n, int it) {
+    const int st = it % L::STAGES;
+    mbar_wait(bar.empty_k(st), ((it / L::STAGES) & 1) ^ 1);
+    load_tile_128<D>(base + L::K_OFF + st * L::KV_BYTES, kh, n * BN, seqlen, ptid);
+    cp_async_arrive(bar.full_k(st));
+    mbar_arrive(bar.full_k(st));
+  };
+  auto load_v = [&](int n, int it) {
+    const int st = it % L::STAGES;
+    mbar_wait(bar.empty_v(st), ((it / L::STAGES) & 1) ^ 1);
+    load_tile_128<D>(base + L::V_OFF + st * L::KV_BYTES, vh, n * BN, seqlen, ptid);
+    cp_async_arrive(bar.full_v(st));
+    mbar_arrive(bar.full_v(st));
+  };
+  // The consumers' order: S for tile n_max-1 first, then (S for n, P V for n+1) pairs. V lags K
+  // by one tile, as in FA3's producer.
+  load_k(n_max - 1, 0);
+  load_tile_128<D>(base, qh, m0, seqlen, ptid);
+  cp_async_arrive(bar.full_q());
+  mbar_arrive(bar.full_q());
+  int it = 0;
+  for (int n = n_max - 2; n >= 0; --n) {
+    load_k(n, it + 1);
+    load_v(n + 1, it);
+    ++it;
+  }
+  load_v(0, it);
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // leave no copy in flight behind this thread
+}
+
+// ---- consumers: warpgroups 1 and 2 -----------------------------------------------------------
+template <int D>
+__device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& bar, __nv_bfloat16* __restrict__ o,
+                                         float* __restrict__ lse, int m0, int n_max, int seqlen, int causal,
+                                         float scale) {
+  using L = Layout<D>;
+  constexpr int KSTEPS_S = D / 16;    // k16 steps of Q K^T
+  constexpr int KSTEPS_O = BN / 16;   // k16 steps of P V
+  constexpr int NACC_O = D / 2;       // fp32 O accumulators per thread (64 x D over 128 threads)
+  const int tid = threadIdx.x - 128 * (wg + 1);
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int row_lo = m0 + 64 * wg + 16 * warp + g;  // this thread's rows: row_lo, row_lo + 8
+  const float sl2 = scale * LOG2E;
+
+  float s[64];          // S tile: 64 rows x 128 keys over the warpgroup
+  float acc[NACC_O];    // O: 64 rows x D
+  uint32_t p[KSTEPS_O][4];  // P as bf16 A fragments
+#pragma unroll
+  for (int i = 0; i < NACC_O; ++i) acc[i] = 0.f;
+  float m_run[2] = {NEG_INF, NEG_INF};
+  float l_run[2] = {0.f, 0.f};
+  float corr[2];
+
+  const uint32_t q_wg = base + wg * 64 * 128;  // this warpgroup's 64 rows inside each Q slab
+
+  auto gemm_qk = [&](int st) {  // s = Q K^T, zero-initialised by the first k-step
+    const uint32_t k_tile = base + L::K_OFF + st * L::KV_BYTES;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS_S; ++kk) {
+      const uint64_t da = sw128_desc(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024);
+      const uint64_t db = sw128_desc(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32, 16, 1024);
+      wgmma_ss_m64n128(s, da, db, kk > 0);
+    }
+    wgmma_commit();
+  };
+  auto gemm_pv = [&](int st) {  // acc += P V; V MN-major: LBO = next 64-column slab, SBO = next 8 keys
+    const uint32_t v_tile = base + L::V_OFF + st * L::KV_BYTES;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS_O; ++kk) {
+      const uint64_t db = sw128_desc(v_tile + kk * 16 * 128, BN * 128, 1024);
+      if constexpr (D == 128) {
+        wgmma_rs_m64n128_tb(acc, p[kk], db);
+      } else {
+        wgmma_rs_m64n64_tb(acc, p[kk], db);
+      }
+    }
+    wgmma_commit();
+  };
+  auto release = [&](uint32_t empty_bar) {  // after this warp's wgmma.wait_group covered the reads
+    if (lane == 0) mbar_arrive(empty_bar);
+  };
+  auto mask = [&](int n) {  // keys past the sequence end, and after the row when causal
+    const int n0 = n * BN;
+    if (n0 + BN > seqlen || (causal && n0 + BN - 1 > m0 + 64 * wg)) {
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = n0 + 8 * i + 2 * t + (e & 1);
+          const int row = row_lo + 8 * (e >> 1);
+          if (col >= seqlen || (causal && col > row)) s[4 * i + e] = NEG_INF;
+        }
+      }
+    }
+  };
+  auto softmax = [&]() {  // updates m_run, l_run, corr; s becomes P (fp32)
+    float mx[2] = {m_run[0], m_run[1]};
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      mx[0] = fmaxf(mx[0], fmaxf(s[4 * i], s[4 * i + 1]));
+      mx[1] = fmaxf(mx[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
+    float b[2], rowsum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      b[h] = mx[h] == NEG_INF ? 0.f : mx[h] * sl2;    // no visible key yet: keep the base finite
+      corr[h] = exp2_approx(fmaf(m_run[h], sl2, -b[h]));  // m_run = -inf: 0
+      m_run[h] = mx[h];
+    }
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      s[i] = exp2_approx(fmaf(s[i], sl2, -b[(i >> 1) & 1]));
+      rowsum[(i >> 1) & 1] += s[i];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l_run[h] = l_run[h] * corr[h] + rowsum[h];
+  };
+  auto convert_p = [&]() {  // S blocks 2kk and 2kk+1 (columns 16kk..16kk+15) -> A fragment kk
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS_O; ++kk) {
+      p[kk][0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
+      p[kk][1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
+      p[kk][2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
+      p[kk][3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+  };
+  auto rescale_o = [&]() {
+#pragma unroll
+    for (int i = 0; i < NACC_O; ++i) acc[i] *= corr[(i >> 1) & 1];
+  };
+
+  // Warpgroup 1 (wg 0) takes the first turn at the GEMMs.
+  if (wg == 0) named_bar_arrive(1, 256);
+  mbar_wait(bar.full_q(), 0);
+
+  int it = 0;
+  int n = n_max - 1;
+  mbar_wait(bar.full_k(0), 0);
+  gemm_qk(0);
+  wgmma_wait<0>();
+  reg_fence(s);
+  release(bar.empty_k(0));
+  mask(n);
+  softmax();
+  convert_p();
+  rescale_o();  // O is still 0: multiplies zeros, kept so every step is the same code
+
+  for (--n; n >= 0; --n) {
+    const int it_v = it;
+    ++it;
+    const int sk = it % L::STAGES, sv = it_v % L::STAGES;
+    mbar_wait(bar.full_k(sk), (it / L::STAGES) & 1);
+    named_bar_sync(1 + wg, 256);  // my turn to issue
+    gemm_qk(sk);                  // S_n = Q K_n^T
+    mbar_wait(bar.full_v(sv), (it_v / L::STAGES) & 1);
+    gemm_pv(sv);                  // O += P_{n+1} V_{n+1}
+    named_bar_arrive(1 + (wg ^ 1), 256);  // the other warpgroup's turn
+    wgmma_wait<1>();              // S_n is done; P V may still run
+    reg_fence(s);
+    release(bar.empty_k(sk));
+    mask(n);
+    softmax();                    // overlaps this warpgroup's P V and the other's GEMMs
+    wgmma_wait<0>();              // P V is done: O and the P registers are free
+    reg_fence(acc);
+    reg_fence(p);
+    release(bar.empty_v(sv));
+    convert_p();
+    rescale_o();
+  }
+  {
+    const int sv = it % L::STAGES;
+    mbar_wait(bar.full_v(sv), (it / L::STAGES) & 1);
+    gemm_pv(sv);
+  }
+  float inv[2], row_lse[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = l_run[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const bool empty = !(l > 0.f);  // no visible key (cannot happen for S >= 1) or NaN
+    inv[h] = empty ? 1.f : 1.f / l;
+    row_lse[h] = empty ? NEG_INF : m_run[h] * scale + logf(l);
+  }
+  wgmma_wait<0>();
+  reg_fence(acc);
+  release(bar.empty_v(it % L::STAGES));
+
+  // Epilogue: O straight from registers (4-byte stores; O is 1/(2 S / D) of the traffic), then LSE.
+  const size_t head = (size_t)blockIdx.y * seqlen;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row_lo + 8 * h;
+    if (row < seqlen) {
+      __nv_bfloat16* orow = o + (head + row) * D;
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i) {
+        *reinterpret_cast<uint32_t*>(orow + 8 * i + 2 * t) =
+            pack_bf16(acc[4 * i + 2 * h] * inv[h], acc[4 * i + 2 * h + 1] * inv[h]);
+      }
+      if (t == 0) lse[head + row] = row_lse[h];
+    }
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void init_barriers(const Barriers& bar) {
+  mbar_init(bar.full_q(), PRODUCER_THREADS);
+  for (int s = 0; s < Layout<D>::STAGES; ++s) {
+    mbar_init(bar.full_k(s), PRODUCER_THREADS);
+    mbar_init(bar.full_v(s), PRODUCER_THREADS);
+    mbar_init(bar.empty_k(s), CONSUMER_WARPS);
+    mbar_init(bar.empty_v(s), CONSUMER_WARPS);
+  }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+    attention_bf16(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                   const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, float* __restrict__ lse,
+                   int seqlen, int head_dim, int causal, float scale) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  if (head_dim != 128 && head_dim != 64) __trap();  // the host refuses other head dims
+  const bool d128 = head_dim == 128;
+  const uint32_t raw = smem_u32(smem);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  uint32_t dyn_smem;
+  asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dyn_smem));
+  if (dyn_smem < (d128 ? Layout<128>::SMEM : Layout<64>::SMEM)) __trap();  // the header's @smem_dD is too small
+
+  const Barriers bar{base + (d128 ? Layout<128>::BAR_OFF : Layout<64>::BAR_OFF),
+                     d128 ? Layout<128>::STAGES : Layout<64>::STAGES};
+  if (threadIdx.x == 0) {
+    if (d128) {
+      init_barriers<128>(bar);
+    } else {
+      init_barriers<64>(bar);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int m_block = causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;  // heaviest causal blocks first
+  const int m0 = m_block * BM;
+  const int n_max = causal ? (min(seqlen, m0 + BM) + BN - 1) / BN : (seqlen + BN - 1) / BN;
+  const size_t head = (size_t)blockIdx.y * seqlen * head_dim;
+
+  if (threadIdx.x < 128) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+    if (d128) {
+      producer<128>(base, bar, q + head, k + head, v + head, m0, n_max, seqlen);
+    } else {
+      producer<64>(base, bar, q + head, k + head, v + head, m0, n_max, seqlen);
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+    const int wg = threadIdx.x / 128 - 1;
+    if (d128) {
+      consumer<128>(wg, base, bar, o, lse, m0, n_max, seqlen, causal, scale);
+    } else {
+      consumer<64>(wg, base, bar, o, lse, m0, n_max, seqlen, causal, scale);
+    }
+  }
+}
