@@ -115,73 +115,130 @@ def _with_progress(work, total: int, enabled: bool):
 
 @app.command()
 def inspect(
-    file: Optional[Path] = typer.Argument(None, help="A .cu file to inspect."),
-    op: Optional[str] = typer.Option(None, "--op", help="Inspect every variant of a library op."),
-    all_: bool = typer.Option(False, "--all", help="Every library kernel."),
+    target: Optional[str] = typer.Argument(None, help="A .cu file, or a cubin / fatbin / executable."),
+    op: Optional[str] = typer.Option(None, "--op", help="Every variant of one library op."),
+    all_ops: bool = typer.Option(False, "--all", help="Every variant of every library op."),
     arch: Optional[str] = typer.Option(None, "--arch", help="Compile target (default: this GPU, else sm_90)."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="Block size for occupancy (default: the variant's @block)."),
+    threads: int = typer.Option(256, "--threads", help="Block size for occupancy (library variants use their @block)."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", help="Dynamic shared memory per block, bytes."),
+    gpu: List[str] = typer.Option([], "--gpu", help="For binaries: GPUs to judge (default: the device table)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Resources, occupancy, SASS instruction mix and arch compatibility, with no GPU needed."""
-    from .inspect import inspect_file, inspect_ops
+    """Registers, spills, shared memory, occupancy and SASS mix per kernel; for a binary, its SASS/PTX
+    and where it runs. Needs no GPU."""
+    from .analysis import DEVICES, inspect_module, list_fatbin, will_it_run
+    from .gpu import KernelabError, compile_file
 
-    if file is None and not op and not all_:
-        _fail("give a .cu file, --op NAME or --all")
+    out = []
     try:
-        reports = inspect_file(file, arch=arch, threads=threads) if file else inspect_ops(None if all_ else op, arch=arch, threads=threads)
-    except Exception as e:
-        from .gpu import KernelabError
+        if all_ops or op:
+            from .ops import compile_variant, discover
 
-        if isinstance(e, (KernelabError, KeyError, FileNotFoundError)):
-            _fail(str(e))
-        raise
+            ops = discover()
+            if op and op not in ops:
+                _fail(f"no op {op!r}; known: {', '.join(ops)}")
+            for o in ([ops[op]] if op else ops.values()):
+                for v in o.variants():
+                    try:
+                        compiled = compile_variant(o, v, arch=arch)
+                    except ValueError as e:  # an sm_90a-only variant asked for another arch
+                        out.append({"variant": v.id, "skipped": str(e)})
+                        continue
+                    for r in inspect_module(compiled, threads=v.meta_int("block", threads), dynamic_smem=dynamic_smem):
+                        out.append({"variant": v.id, **r.to_dict()})
+        elif target and target.endswith((".cu", ".cuh")):
+            out = [r.to_dict() for r in inspect_module(compile_file(target, arch=arch), threads=threads,
+                                                       dynamic_smem=dynamic_smem)]
+        elif target:
+            if not Path(target).is_file():
+                _fail(f"no such file: {target}")
+            listing = list_fatbin(target)
+            res = {"binary": listing.to_dict(),
+                   "verdicts": {g: will_it_run(listing, g).to_dict() for g in (gpu or list(DEVICES))}}
+            if as_json:
+                _emit_json(res)
+                return
+            print(f"{target}: SASS {', '.join(listing.sass) or 'none'}; PTX {', '.join(listing.ptx) or 'none'}")
+            for g, v in res["verdicts"].items():
+                print(f"  {g:16s} {v['how']:4s} {v['reason']}")
+            return
+        else:
+            _fail("give a .cu file, a binary, --op NAME or --all")
+    except KernelabError as e:
+        _fail(str(e))
     if as_json:
-        _emit_json([r.to_dict() for r in reports])
+        _emit_json(out)
         return
-    from .inspect import render
-
-    render(_console(), reports)
+    for r in out:
+        if "skipped" in r:
+            print(f"{r['variant']}: skipped ({r['skipped']})")
+            continue
+        res, mix = r["resources"], r["mix"]
+        print(f"{r.get('variant', '')} {r['name']} [{r['arch']}]".strip() + f": {res['registers']} regs, "
+              f"{res['spill_stores'] + res['spill_loads']} B spills, {res['shared_static']} B smem, {res['barriers']} barriers")
+        occ = r.get("occupancy") or {}
+        if occ:
+            print(f"  occupancy: {occ.get('blocks_per_sm')} blocks/SM of {occ.get('threads')} threads, "
+                  f"{(occ.get('occupancy') or 0) * 100:.0f}%, limited by {occ.get('limiter')}")
+        if mix:
+            print(f"  SASS: {mix['total']} instr; LDG {mix['ldg']} (widest {mix['widest_load_bits']}-bit), STG {mix['stg']}, "
+                  f"LDS/STS {mix['lds']}/{mix['sts']}, LDL/STL {mix['ldl']}/{mix['stl']}, tensor {mix['tensor_core']}, "
+                  f"BAR {mix['bar']}, SHFL {mix['shfl']}")
+        for n in r.get("notes", []):
+            print(f"  - {n}")
 
 
 # ----------------------------------------------------------------------------- occupancy
 
+def _default_cc() -> str:
+    from .gpu import default_arch
+
+    a = default_arch()
+    return f"{a.major}.{a.minor}"
+
+
 @app.command()
 def occupancy(
-    cc: str = typer.Option("9.0", "--cc", help="Compute capability, e.g. 9.0."),
-    threads: int = typer.Option(..., "--threads", help="Threads per block."),
-    regs: int = typer.Option(..., "--regs", help="Registers per thread."),
-    smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes (static + dynamic)."),
-    what_if: bool = typer.Option(False, "--what-if", help="Also sweep block size, registers and shared memory."),
+    threads: int = typer.Option(256, "--threads", help="Threads per block."),
+    regs: int = typer.Option(32, "--regs", help="Registers per thread (ptxas 'Used N registers')."),
+    smem: int = typer.Option(0, "--smem", help="Shared memory per block in bytes, static + dynamic."),
+    cc: Optional[str] = typer.Option(None, "--cc", help="Compute capability, e.g. 9.0 (default: this GPU, else 9.0)."),
+    carveout: Optional[int] = typer.Option(None, "--carveout", help="Shared-memory carve-out preference, percent."),
+    barriers: int = typer.Option(1, "--barriers", help="Named barriers per block (ptxas 'used N barriers')."),
+    what_if: bool = typer.Option(False, "--what-if", help="Sweep block size, registers and shared memory."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """The CUDA occupancy calculator: blocks per SM, occupancy and the binding limit."""
-    from . import analysis
+    from .analysis import AnalysisError
+    from .analysis import occupancy as occ_fn
+    from .analysis import what_if as sweep
 
+    cc = cc or _default_cc()
     try:
-        major, minor = (int(x) for x in cc.split("."))
-        occ = analysis.occupancy((major, minor), threads, regs, smem)
-    except (ValueError, KeyError) as e:
+        o = occ_fn(cc, threads, regs, smem, carveout, barriers=barriers)
+        w = sweep(cc, threads, regs, smem, carveout, barriers=barriers) if what_if else None
+    except (AnalysisError, ValueError, KeyError) as e:
         _fail(str(e))
-    table = analysis.what_if((major, minor), threads, regs, smem) if what_if else None
     if as_json:
-        d = occ.to_dict()
-        if table is not None:
-            d["what_if"] = [t.to_dict() if hasattr(t, "to_dict") else t for t in table]
-        _emit_json(d)
+        _emit_json(w.to_dict() if w else o.to_dict())
         return
-    con = _console()
-    con.print(f"cc {cc}, {threads} threads, {regs} registers, {smem} B shared memory per block:")
-    con.print(f"  {occ.blocks_per_sm} blocks/SM, {occ.active_warps} warps, occupancy {occ.occupancy * 100:.1f}%, "
-              f"limited by {occ.limiter}")
-    if table is not None:
+    print(f"cc {cc}, {threads} threads, {regs} registers, {smem} B shared memory: {o.summary()}")
+    print("blocks per SM allowed by: " + ", ".join(f"{k} {'-' if v is None else v}" for k, v in o.block_limits.items()))
+    if o.carveout_bytes is not None:
+        print(f"shared memory per block allocated {o.smem_alloc_per_block} B; carve-out {o.carveout_bytes // 1024} KiB")
+    if w:
         from rich.table import Table
 
-        t = Table("threads", "regs", "smem", "blocks/SM", "occupancy", "limiter")
-        for row in table:
-            r = row.to_dict() if hasattr(row, "to_dict") else row
-            t.add_row(str(r["threads"]), str(r["regs"]), str(r["smem"]), str(r["blocks_per_sm"]),
-                      f"{r['occupancy'] * 100:.0f}%", r["limiter"])
-        con.print(t)
+        con = _console()
+        for title, items, attr in (("threads", w.by_block_size, "threads"), ("registers", w.by_registers, "regs_per_thread"),
+                                   ("shared memory (B)", w.by_shared_memory, "smem_per_block")):
+            t = Table(title=f"what if: {title}")
+            for col in (title, "blocks/SM", "warps", "occupancy", "limiter"):
+                t.add_column(col)
+            for x in items:
+                mark = " *" if getattr(x, attr) == getattr(o, attr) else ""
+                t.add_row(f"{getattr(x, attr)}{mark}", str(x.blocks_per_sm), str(x.active_warps), f"{x.percent:.1f}%", x.limiter)
+            con.print(t)
 
 
 # ------------------------------------------------------------------------------ ceilings
@@ -189,31 +246,34 @@ def occupancy(
 @app.command()
 def ceilings(
     refresh: bool = typer.Option(False, "--refresh", help="Measure again even if cached."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer samples (a sanity check)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Measure the device's ceilings (copy, read, write, cuBLAS GEMM per dtype); cached per device and driver."""
-    from . import analysis
+    """Measure (or show the cached) copy, read, write and cuBLAS GEMM ceilings of this GPU."""
+    from .analysis import get_ceilings, spec_for
     from .gpu import has_gpu
 
     if not has_gpu():
-        spec = analysis.spec_for(None)
-        msg = "no GPU: ceilings must be measured on one; nominal figures for the default device follow"
+        spec = spec_for(None)
+        msg = f"no GPU here: ceilings are measured on one. Nominal figures for {spec.name} follow."
         if as_json:
             _emit_json({"error": msg, "nominal": spec.to_dict()})
             return
-        _console().print(f"[yellow]{msg}[/yellow]")
-        _console().print(spec.to_dict())
+        print(msg)
+        for k, v in spec.to_dict().items():
+            print(f"  {k}: {v}")
         return
-    c = analysis.measured_ceilings(refresh=refresh, quick=False)
+    m = get_ceilings(refresh=refresh, quick=quick)
     if as_json:
-        _emit_json(c)
+        _emit_json(m.to_dict())
         return
-    from rich.table import Table
-
-    t = Table("ceiling", "value")
-    for k, v in c.items():
-        t.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
-    _console().print(t)
+    print(f"{m.device} (cc {m.cc[0]}.{m.cc[1]}, driver {m.driver}), measured {m.measured_at}{' (quick)' if m.quick else ''}")
+    for r in m.rows():
+        if r["value"] is None:
+            print(f"  {r['name']:10s} skipped: {r['skipped']}")
+        else:
+            pct = f" ({r['percent_of_nominal']:.0f}% of {r['nominal']:.2f})" if r["percent_of_nominal"] else ""
+            print(f"  {r['name']:10s} {r['value']:8.2f} {r['unit']}{pct}  {r['what']}")
 
 
 # ------------------------------------------------------------------------------- compare
@@ -302,22 +362,26 @@ def report(
 @app.command()
 def sanitize(
     op: Optional[List[str]] = typer.Option(None, "--op", help="Ops to run (default: all)."),
-    tool: Optional[List[str]] = typer.Option(None, "--tool", help="memcheck, racecheck, initcheck, synccheck."),
-    wrong: bool = typer.Option(False, "--wrong", help="Also run the known-wrong kernels (their findings are expected)."),
+    variant: Optional[List[str]] = typer.Option(None, "--variant", help="Variant name or vN/wN prefix."),
+    tool: Optional[List[str]] = typer.Option(None, "--tool", help="memcheck, racecheck, initcheck, synccheck (default: all)."),
+    include_wrong: bool = typer.Option(False, "--include-wrong", help="Also run the known-wrong kernels (their findings are expected)."),
+    jobs: int = typer.Option(4, "--jobs", help="Sanitizer processes at once."),
+    log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="Keep every tool log here."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Run compute-sanitizer over the library kernels."""
-    from .check.sanitize import run_sanitizer
+    """Run compute-sanitizer over the library kernels; exit 1 unless every honest variant is clean."""
+    from .check.sanitize import TOOLS, find_compute_sanitizer
+    from .check.sanitize import sanitize as run_sanitizer
 
-    report = run_sanitizer(ops=op, tools=tool, include_wrong=wrong)
-    data = report.to_dict() if hasattr(report, "to_dict") else report
+    if not find_compute_sanitizer():
+        _fail("compute-sanitizer not found: it ships with the CUDA toolkit (put its bin/ on PATH)")
+    report = run_sanitizer(op or None, variants=variant or None, tools=tuple(tool or TOOLS),
+                           include_wrong=include_wrong, jobs=jobs, log_dir=log_dir)
     if as_json:
-        _emit_json(data)
+        _emit_json(report.to_dict())
     else:
-        from .check.sanitize import render
-
-        render(_console(), report)
-    raise typer.Exit(0 if getattr(report, "clean", True) else 1)
+        print(report.table())
+    raise typer.Exit(0 if report.ok else 1)
 
 
 # ------------------------------------------------------------------------------------- lab

@@ -121,9 +121,8 @@ def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | No
         block = _block_size(v)
         if block and m.resources and plan.cases:
             worst = max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
-            smem = worst.shared_static + max(plan.op.dynamic_smem(v, c) for c in plan.cases)
-            o = analysis.occupancy(spec_cc(spec), block, worst.registers, smem)
-            occ = o.to_dict() if hasattr(o, "to_dict") else dict(o.__dict__)
+            dyn = max(plan.op.dynamic_smem(v, c) for c in plan.cases)
+            occ = analysis.occupancy_for_kernel(worst, spec.cc, block, dyn).to_dict()
             occ["block"] = block
         for case in plan.cases:
             if case.dtype not in v.dtypes(plan.op):
@@ -138,19 +137,11 @@ def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | No
 
 
 def spec_name(spec) -> str:
-    return getattr(spec, "name", str(spec))
-
-
-def spec_cc(spec) -> tuple[int, int]:
-    cc = getattr(spec, "cc", (9, 0))
-    if isinstance(cc, str):
-        major, minor = cc.split(".")
-        return int(major), int(minor)
-    return tuple(cc)
+    return spec.name
 
 
 def spec_arch(spec) -> str:
-    major, minor = spec_cc(spec)
+    major, minor = spec.cc
     return f"sm_{major}{minor}"
 
 
@@ -205,8 +196,7 @@ def _static_results(plans: list[Plan], sel: Selection, progress) -> Results:
     from . import analysis
 
     spec = analysis.spec_for(sel.device)
-    device = spec.to_dict() if hasattr(spec, "to_dict") else {"name": spec_name(spec)}
-    device.setdefault("name", spec_name(spec))
+    device = spec.to_dict()
     device.setdefault("arch", spec_arch(spec))
     res = Results(mode="static", device=device, environment=_environment(), compiler=_compiler_info())
     res.notes.append(f"No GPU: compiled every kernel and predicted floors for {spec_name(spec)}; timing needs a GPU.")
@@ -254,11 +244,16 @@ def _ceilings(progress) -> dict:
     from . import analysis
 
     if progress:
-        progress("ceilings (cached per device and driver)")
+        progress("ceilings (measured once per device and driver, then cached)")
     try:
-        return analysis.measured_ceilings(quick=True)
+        c = analysis.get_ceilings(quick=True)
     except Exception as e:  # ceilings annotate results; they never stop a run
         return {"error": f"{type(e).__name__}: {e}"}
+    d = c.to_dict()
+    copy = c.entries.get("copy")
+    if copy is not None and copy.value:
+        d["copy_bytes_per_s"] = copy.value
+    return d
 
 
 def _relate_to_peers(rows: list[Row]) -> None:

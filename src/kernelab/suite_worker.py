@@ -98,8 +98,8 @@ def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int)
     # 1. correctness and integrity: a candidate that fails is never timed.
     from .check import check_callable
 
-    chk = check_callable(run, op, case, name=f"{op.name}/{name}", candidate_kind=kind)
-    row.check = chk.to_dict() if hasattr(chk, "to_dict") else {"ok": chk.ok}
+    chk = check_callable(run, op, case, name=f"{op.name}/{name}")
+    row.check = {k: v for k, v in chk.to_dict().items() if k in ("ok", "reason", "trials", "checks", "wall_s", "max_abs", "max_rel")}
     if not chk.ok:
         row.status, row.reason, row.detail = "failed", chk.reason, chk.detail
         return row
@@ -116,8 +116,7 @@ def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: i
 
     from . import analysis
     from .bench import ImpossibleResult, bench
-    from .check import compare_outputs
-    from .check.tolerances import tolerance
+    from .check import verify_outputs
 
     inputs = op.make_inputs(case, seed, "cuda")
     outputs = op.make_outputs(case, inputs)
@@ -142,23 +141,39 @@ def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: i
     torch.cuda.synchronize()
     # 3. re-verify what the timed iterations left behind (variants write `outputs`).
     if kind == "variant":
-        ref = op.reference(case, inputs)
-        for key, exp in ref.items():
-            rtol, atol = tolerance(op, case.dtype)
-            cmp = compare_outputs(outputs[key], exp, rtol, atol)
-            if not cmp.ok:
-                row.status, row.reason = "failed", "changed_after_timing"
-                row.detail = f"output {key!r} after timing: {cmp.summary if hasattr(cmp, 'summary') else cmp}"
-                return
+        after = verify_outputs(op, case, inputs, outputs)
+        if not after.ok:
+            row.status, row.reason = "failed", after.reason or "mismatch"
+            row.detail = f"the outputs of the timed iterations are wrong: {after.detail}"
+            return
     row.measurement = m.to_dict()
     t = m.median_s
-    row.metrics = analysis.result_metrics(work, t, spec, ceilings)
+    row.metrics = result_metrics(work, t, spec, ceilings)
     row.metrics["time_s"] = t
     row.metrics["floor_s"] = floor
     row.metrics["launch_bound"] = bool(getattr(m, "launch_bound", False))
     row.metrics["throttled"] = bool(getattr(m, "throttled", False))
     row.metrics["mode"] = m.mode
     row.metrics["peak_mem"] = int(torch.cuda.max_memory_allocated())
+
+
+def result_metrics(work, seconds: float, spec, ceilings: dict) -> dict:
+    """Rates, % of the measured ceiling and % of nominal for one timed result."""
+    from . import analysis
+
+    measured = None
+    if ceilings and "entries" in ceilings:
+        try:
+            measured = analysis.roofline_ceilings(ceilings)
+        except Exception:
+            measured = None
+    p = analysis.place(work, seconds, spec, measured)
+    bound = p.measured or p.nominal
+    return {
+        "gbps": p.achieved_bandwidth / 1e9, "tflops": p.achieved_flops / 1e12 if p.flops else None,
+        "pct_ceiling": p.measured.percent if p.measured else None, "pct_nominal": p.nominal.percent,
+        "bound": bound.bound, "intensity": p.intensity,
+    }
 
 
 def _occupancy(op, module, variant, case, row: Row) -> None:
@@ -174,10 +189,8 @@ def _occupancy(op, module, variant, case, row: Row) -> None:
     r = kernel.resources
     dev = analysis.spec_for(None)
     try:
-        smem = r.shared_static + op.dynamic_smem(variant, case)
-        o = analysis.occupancy(tuple(dev.cc) if not isinstance(dev.cc, str) else tuple(map(int, dev.cc.split("."))),
-                               block, r.registers, smem)
-        row.occupancy = o.to_dict() if hasattr(o, "to_dict") else dict(o.__dict__)
+        o = analysis.occupancy_for_kernel(r, dev.cc, block, op.dynamic_smem(variant, case))
+        row.occupancy = o.to_dict()
         row.occupancy["block"] = block
         row.occupancy["api_blocks_per_sm"] = kernel.max_active_blocks_per_sm(block, op.dynamic_smem(variant, case))
     except Exception as e:  # occupancy annotates; it never fails a row

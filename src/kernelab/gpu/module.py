@@ -90,7 +90,9 @@ class Kernel:
         self.module, self.name, self.params = module, name, params
         self._k = cc_kernel
         self._convert = [make_converter(name, p, module.device_index) for p in params]
-        self._smem_optin = DEFAULT_SMEM_LIMIT
+        static = self.resources.shared_static if self.resources else 0
+        # Without an opt-in, static + dynamic shared memory must fit in 48 KiB.
+        self._smem_optin = DEFAULT_SMEM_LIMIT - static
         self._configs: dict = {}
 
     @property

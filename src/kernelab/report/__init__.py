@@ -24,8 +24,15 @@ def write_reports(results: Results, json_path: Path | str) -> list[Path]:
     if timed:
         from ..analysis import plot_roofline
 
-        written += plot_roofline([r.to_dict() for r in timed], results.device, results.ceilings,
-                                 Path(f"{stem}-roofline"))
+        from ..analysis import spec_for
+
+        try:
+            spec = spec_for(results.device.get("name"))
+        except Exception:
+            spec = None
+        measured = results.ceilings if results.ceilings and "entries" in results.ceilings else None
+        written += plot_roofline([r.to_dict() for r in timed], Path(f"{stem}-roofline"), spec, measured,
+                                 title=f"{results.device.get('name', '')} — {results.created}")
     return written
 
 

@@ -122,17 +122,76 @@ def to_markdown(results: Results, title: str | None = "kernelab results") -> str
     return "\n".join(out) + "\n"
 
 
+_DT = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "float64": "f64"}
+
+
+def short_label(case: dict) -> str:
+    """'268435456 float32' -> '2^28 f32': case labels that fit a terminal column."""
+    def dim(n: int) -> str:
+        return f"2^{n.bit_length() - 1}" if n >= 1024 and n & (n - 1) == 0 else str(n)
+
+    shape = case.get("shape")
+    if shape is None:
+        return case.get("label", "")
+    text = "x".join(dim(int(d)) for d in shape) or "scalar"
+    text += " " + _DT.get(case.get("dtype", ""), case.get("dtype", ""))
+    extra = [f"+{case['offset']}" if case.get("offset") else ""]
+    extra += [k if v is True else f"{k}={v}" for k, v in (case.get("params") or {}).items() if v is not False]
+    extra = [e for e in extra if e]
+    return text + (f" ({', '.join(extra)})" if extra else "")
+
+
 def rich_table(results: Results):
+    """The table `kernelab run` prints: timed rows with a GPU, kernels and floors without."""
     from rich.table import Table
 
-    t = Table(title=f"kernelab — {results.device.get('name', '?')} ({results.mode})", show_lines=False)
-    for h, justify in (("op", "left"), ("variant/peer", "left"), ("case", "left"), ("time µs", "right"),
-                       ("rate", "right"), ("% ceil", "right"), ("× peer", "right"), ("regs", "right"),
+    if results.mode == "static":
+        return _static_tables(results)
+    t = Table(title=f"kernelab — {results.device.get('name', '?')}", show_lines=False, pad_edge=False)
+    for h, justify in (("op", "left"), ("variant/peer", "left"), ("case", "left"), ("µs", "right"),
+                       ("rate", "right"), ("%ceil", "right"), ("×peer", "right"), ("regs", "right"),
                        ("occ", "right"), ("verdict", "left")):
-        t.add_column(h, justify=justify, no_wrap=h in ("time µs", "rate"))
+        t.add_column(h, justify=justify, no_wrap=h not in ("verdict", "case"))
     for r in results.rows:
         c = row_cells(r)
-        style = None if r.status in ("ok", "static") else ("yellow" if r.status == "skipped" else "red")
+        style = None if r.status == "ok" else ("yellow" if r.status == "skipped" else "red")
         name = c[1] if r.kind == "variant" else f"[dim]{c[1]}[/dim]"
-        t.add_row(c[0], name, c[3], c[5], c[6], c[7], c[8], c[9], c[10], c[11], style=style)
+        t.add_row(c[0], name, short_label(r.case), c[5], c[6], c[7], c[8], c[9], c[10], c[11], style=style)
     return t
+
+
+def _static_tables(results: Results):
+    """No GPU: one row per kernel (resources, occupancy) and one per case (the predicted floor)."""
+    from rich.console import Group
+    from rich.table import Table
+
+    k = Table(title=f"kernels, compiled for {results.device.get('arch', '?')} "
+                    f"(occupancy on {results.device.get('name', '?')})", pad_edge=False)
+    for h in ("op", "variant", "regs", "spills", "smem B", "occupancy", "limited by"):
+        k.add_column(h, justify="left" if h in ("op", "variant", "limited by") else "right")
+    seen = set()
+    floors: dict = {}
+    for r in results.rows:
+        if r.status == "compile_error":
+            k.add_row(r.op, r.name, "", "", "", "", f"[red]compile error[/red]")
+            continue
+        if (r.op, r.name) not in seen:
+            seen.add((r.op, r.name))
+            res = list(r.resources.values())
+            regs = "/".join(str(x) for x in sorted({x.get("registers") for x in res}))
+            spills = sum(x.get("spill_stores", 0) + x.get("spill_loads", 0) for x in res)
+            smem = max((x.get("shared_static", 0) for x in res), default=0)
+            occ = r.occupancy.get("occupancy")
+            k.add_row(r.op, r.name, regs, str(spills), str(smem), f"{occ * 100:.0f}%" if occ is not None else "",
+                      r.occupancy.get("limiter", "") or "")
+        key = (r.op, r.case.get("label"))
+        if r.metrics.get("floor_s") and key not in floors:
+            floors[key] = r
+    f = Table(title=f"predicted floors on {results.device.get('name', '?')}: max(bytes / bandwidth, FLOPs / peak)",
+              pad_edge=False)
+    for h in ("op", "case", "MB moved", "GFLOP", "floor µs"):
+        f.add_column(h, justify="left" if h in ("op", "case") else "right")
+    for (op, _), r in floors.items():
+        f.add_row(op, short_label(r.case), f"{r.work.get('bytes', 0) / 1e6:.1f}", f"{r.work.get('flops', 0) / 1e9:.2f}",
+                  f"{r.metrics['floor_s'] * 1e6:.1f}")
+    return Group(k, f)

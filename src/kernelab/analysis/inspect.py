@@ -1,0 +1,95 @@
+"""Everything static about a compiled module, per kernel: the backend of `kernelab inspect`.
+
+For each kernel: the ptxas resources (registers, spills, shared memory, barriers), the
+occupancy at a block size on the module's architecture, the SASS instruction mix, and
+short notes that say why a kernel may be slower than its roof (spills, local memory,
+narrow global accesses, the limit that binds occupancy and what would lift it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .occupancy import Occupancy, limits_for, occupancy, occupancy_for_kernel
+from .sass import InstructionMix, sass_mix
+
+
+@dataclass
+class KernelReport:
+    name: str
+    arch: str
+    resources: object  # kernelab.gpu.KernelResources
+    occupancy: Occupancy | None
+    mix: InstructionMix | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "arch": self.arch, "resources": self.resources.to_dict(),
+                "occupancy": self.occupancy.to_dict() if self.occupancy else None,
+                "mix": self.mix.to_dict() if self.mix else None, "notes": list(self.notes)}
+
+
+def _next_step_note(o: Occupancy) -> str | None:
+    """What change of the binding resource would fit one more block (None if none would)."""
+    lim = o.limits
+    if o.blocks_per_sm == 0 or lim is None:
+        return None
+    want = o.blocks_per_sm + 1
+    if o.limiter == "registers":
+        for r in range(o.regs_per_thread - 1, -1, -1):
+            if occupancy(lim, o.threads, r, o.smem_per_block, barriers=o.barriers).blocks_per_sm >= want:
+                return (f"registers bind: at most {r} per thread (__launch_bounds__({o.threads}, {want}) or "
+                        f"-maxrregcount={r}) would fit {want} blocks per SM")
+    elif o.limiter == "shared_memory":
+        per_block = (lim.smem_per_sm // want) // lim.smem_granularity * lim.smem_granularity \
+            - lim.smem_reserved_per_block
+        if per_block >= 0 and occupancy(lim, o.threads, o.regs_per_thread, per_block,
+                                        barriers=o.barriers).blocks_per_sm >= want:
+            return f"shared memory binds: at most {per_block} B per block would fit {want} blocks per SM"
+    return None
+
+
+def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None) -> list[str]:
+    notes = []
+    if resources.spills:
+        notes.append(f"ptxas spilled registers: {resources.spill_stores} B stored, {resources.spill_loads} B loaded "
+                     f"per thread through local memory" + (f" ({mix.stl} STL, {mix.ldl} LDL)" if mix else ""))
+    elif mix is not None and mix.local_memory:
+        notes.append(f"{mix.ldl} LDL / {mix.stl} STL without spills: a local array indexed at run time, or a stack "
+                     f"frame of {resources.stack_frame} B, lives in local memory (device memory, cached in L1)")
+    if mix is not None and mix.ldg and mix.widest_load_bits < 128:
+        notes.append(f"global loads are at most {mix.widest_load_bits}-bit; 128-bit loads (LDG.E.128, 16 bytes per "
+                     f"thread) cut load instructions {128 // max(mix.widest_load_bits, 8)}x")
+    if occ is not None:
+        if occ.blocks_per_sm == 0:
+            notes.append(f"cannot launch at {occ.threads} threads: {occ.reason}")
+        else:
+            notes.append(f"occupancy {occ.percent:.1f}% ({occ.summary()})")
+            step = _next_step_note(occ)
+            if step:
+                notes.append(step)
+    return notes
+
+
+def inspect_module(compiled, *, threads: int | dict[str, int] = 256, dynamic_smem: int | dict[str, int] = 0,
+                   cc=None, with_sass: bool = True) -> list[KernelReport]:
+    """A KernelReport per kernel of a kernelab.gpu.CompiledModule.
+
+    threads / dynamic_smem: one value for all kernels or {kernel: value}.
+    cc: the GPU to compute occupancy for (default: the module's arch)."""
+    target = cc if cc is not None else compiled.arch
+    try:
+        limits_for(target)
+        has_limits = True
+    except Exception:
+        has_limits = False
+    mixes = sass_mix(compiled.cubin) if with_sass else {}
+    reports = []
+    for name in compiled.kernel_names():
+        res = compiled.resources[name]
+        t = threads.get(name, 256) if isinstance(threads, dict) else threads
+        d = dynamic_smem.get(name, 0) if isinstance(dynamic_smem, dict) else dynamic_smem
+        occ = occupancy_for_kernel(res, target, t, d) if has_limits else None
+        mix = mixes.get(name)
+        reports.append(KernelReport(name, compiled.arch, res, occ, mix, notes_for(res, occ, mix)))
+    return reports

@@ -1,0 +1,179 @@
+"""sum, transpose and gelu_bias on the GPU: every variant x dtype x test case against the float64
+reference with the op's tolerance (outputs NaN-poisoned, guard bands around them), the best
+variants through the full checker, the known-wrong kernels rejected for the reason they
+declare, the sum's determinism and bench-size accuracy, the transpose's vector path at size,
+and the torch operators eagerly and under torch.compile."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kernelab.check import check_variant, compare_outputs, tolerance
+from kernelab.check.integrity import guarded_outputs, poison_
+from kernelab.ops import Case, discover, run_variant
+
+pytestmark = pytest.mark.gpu
+
+OPS = discover()
+MINE = ("sum", "transpose", "gelu_bias")
+SUM, TRANSPOSE, GELU = OPS["sum"], OPS["transpose"], OPS["gelu_bias"]
+SMALL = 1 << 17  # cases up to this many elements also run every distribution the op declares
+
+
+def _run_checked(op, variant, case, seed=0, dist="normal") -> list[str]:
+    """One poisoned, guarded run of `variant` on `case`; the problems found (empty: correct)."""
+    inputs = op.make_inputs(case, seed, "cuda", dist)
+    guarded = guarded_outputs(op.make_outputs(case, inputs), guard_bytes=4096)
+    for g in guarded.values():
+        poison_(g.tensor, "nan")
+        g.arm()
+    run_variant(op, variant, case, inputs, {k: g.tensor for k, g in guarded.items()})
+    torch.cuda.synchronize()
+    problems = [f"{k}: writes outside the output: {g.violations()}" for k, g in guarded.items() if g.violations()]
+    ref = op.reference(case, inputs)
+    nan_ok = "special" in op.distributions
+    for k, g in guarded.items():
+        rtol, atol = tolerance(op, g.tensor.dtype)
+        cmp = compare_outputs(g.tensor, ref[k], rtol, atol, nan_ok=nan_ok, name=k)
+        if not cmp.ok:
+            problems.append(f"{case.label} [{dist}]: {cmp.summary(3)}")
+    return problems
+
+
+@pytest.mark.parametrize("op_name,variant", [(o, v.name) for o in MINE for v in OPS[o].variants()])
+def test_every_variant_dtype_and_test_case(op_name, variant):
+    op = OPS[op_name]
+    v = op.variant(variant)
+    problems = []
+    for case in op.test_cases():
+        if op.supports(v, case):
+            continue
+        dists = op.distributions if case.numel <= SMALL else ("normal",)
+        for dist in dists:
+            problems += _run_checked(op, v, case, seed=0, dist=dist)
+    assert not problems, f"{v.id}: " + "\n".join(problems[:10])
+
+
+BEST_CASES = {
+    "sum": [Case((257,), "bfloat16", offset=3), Case(((1 << 20) + 3,), "float32"), Case((0,), "float32")],
+    "transpose": [Case((127, 129), "bfloat16", layout="column_slice", params=(("col_start", 1),)),
+                  Case((1000, 1000), "float32", offset=1), Case((1000, 992), "float32", layout="column_slice",
+                                                                params=(("col_start", 8),))],
+    "gelu_bias": [Case((257, 1032), "bfloat16"), Case((256, 1024), "float32", offset=1, layout="mixed_alignment")],
+}
+
+
+@pytest.mark.parametrize("op_name", MINE)
+def test_best_variant_passes_the_full_checker(op_name):
+    """Seeds x distributions, two poisons, guard bands, input snapshots, repeated calls, stream order."""
+    op = OPS[op_name]
+    for case in BEST_CASES[op_name]:
+        r = check_variant(op, op.best_variant, case, seeds=(0, 1))
+        assert r.ok, f"{case.label}: {r.reason}: {r.detail}"
+
+
+@pytest.mark.parametrize("op_name,wrong", [(o, w.name) for o in MINE for w in OPS[o].wrong_variants()])
+def test_known_wrong_kernel_is_rejected_for_its_reason(op_name, wrong):
+    """The first test case (in test_cases() order) that the checker rejects gives the @expect reason."""
+    op = OPS[op_name]
+    w = op.variant(wrong)
+    for case in op.test_cases():
+        if op.supports(w, case):
+            continue
+        r = check_variant(op, w, case, seeds=(0,), dists=("normal",), repeat=False, stream_order=False)
+        if not r.ok:
+            assert r.reason == w.meta["expect"], f"{w.id} on {case.label}: {r.reason}: {r.detail}"
+            return
+    pytest.fail(f"{w.id} passed every test case; the checker never caught it")
+
+
+# ---- sum ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_sum_variants_are_deterministic(dtype):
+    case = Case(((1 << 22) + 5,), dtype, offset=1)
+    inputs = SUM.make_inputs(case, 3, "cuda")
+    for v in SUM.variants():
+        results = []
+        for _ in range(3):
+            out = SUM.make_outputs(case, inputs)
+            run_variant(SUM, v, case, inputs, out)
+            results.append(out["out"].clone())
+        torch.cuda.synchronize()
+        assert all(torch.equal(r.view(torch.int32), results[0].view(torch.int32)) for r in results), v.name
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_sum_v2_at_the_bench_size_is_within_the_rounding_estimate(dtype):
+    case = Case((1 << 28,), dtype)
+    inputs = SUM.make_inputs(case, 0, "cuda")
+    out = SUM.make_outputs(case, inputs)
+    run_variant(SUM, SUM.variant("v2"), case, inputs, out)
+    ref = inputs["x"].sum(dtype=torch.float64)
+    err = abs(float(out["out"]) - float(ref))
+    assert err < 5e-6, f"|error| {err:.3g} at n = 2^28 (op.py estimates ~5e-7 typical; atol is 1e-5)"
+    del inputs
+
+
+# ---- transpose -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_transpose_v3_at_size(dtype):
+    """The vector path over whole tiles (16384^2 fp32 is the bench shape), bit-exact."""
+    n = 16384 if dtype == "float32" else 8192
+    case = Case((n, n), dtype)
+    m = TRANSPOSE.make_inputs(case, 0, "cuda", "uniform")["m"]
+    out = TRANSPOSE.make_outputs(case, {"m": m})
+    out["out"].fill_(float("nan"))
+    run_variant(TRANSPOSE, TRANSPOSE.variant("v3"), case, {"m": m}, out)
+    assert torch.equal(out["out"], m.t())
+
+
+def test_transpose_refuses_a_column_major_input_with_the_fix():
+    a = torch.randn(64, 48, device="cuda")
+    case = Case((48, 64), "float32")
+    out = {"out": torch.empty(64, 48, device="cuda")}
+    with pytest.raises(ValueError, match="unit stride"):
+        run_variant(TRANSPOSE, TRANSPOSE.variant("v3"), case, {"m": a.t()}, out)
+
+
+# ---- the torch operators -------------------------------------------------------------------
+
+def test_torch_ops_eager_and_compiled():
+    import kernelab.ops.torch_ops  # noqa: F401
+
+    x = torch.randn(1000, 4097, device="cuda")
+    ref = x.double().sum()
+    torch.testing.assert_close(torch.ops.kernelab.sum(x).double(), ref, rtol=1e-5, atol=1e-2)
+    torch.testing.assert_close(torch.ops.kernelab.sum(x.bfloat16()).double(), x.bfloat16().double().sum(),
+                               rtol=1e-5, atol=1e-2)
+    f = torch.compile(lambda t: torch.ops.kernelab.sum(t * 2) + 1, fullgraph=True, dynamic=False)
+    torch.testing.assert_close(f(x).double(), 2 * ref + 1, rtol=1e-5, atol=2e-2)
+
+    m = torch.randn(333, 517, device="cuda").bfloat16()[:, 5:]
+    assert torch.equal(torch.ops.kernelab.transpose(m), m.t())
+    g = torch.compile(lambda t: torch.ops.kernelab.transpose(t) * 2, fullgraph=True, dynamic=False)
+    assert torch.equal(g(m), m.t() * 2)
+    assert torch.equal(torch.ops.kernelab.transpose(m.t()), m)  # a column-major input, made contiguous
+
+    xb = torch.randn(4, 64, 1024, device="cuda").bfloat16()
+    b = torch.randn(1024, device="cuda").bfloat16()
+    exact = F.gelu(xb.double() + b.double())
+    rtol, atol = GELU.tolerances["bfloat16"]
+    torch.testing.assert_close(torch.ops.kernelab.gelu_bias(xb, b).double(), exact, rtol=rtol, atol=atol)
+    h = torch.compile(lambda t, c: torch.ops.kernelab.gelu_bias(t, c) + 1, fullgraph=True, dynamic=False)
+    torch.testing.assert_close(h(xb, b).double(), (exact + 1).bfloat16().double(), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("sum", lambda: (torch.randn(4099, device="cuda"),)),
+    ("transpose", lambda: (torch.randn(65, 130, device="cuda").bfloat16()[:, 1:],)),
+    ("gelu_bias", lambda: (torch.randn(3, 7, 40, device="cuda"), torch.randn(40, device="cuda"))),
+])
+def test_torch_ops_pass_opcheck(name, args):
+    import kernelab.ops.torch_ops  # noqa: F401
+
+    torch.library.opcheck(getattr(torch.ops.kernelab, name).default, args(),
+                          test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"))
