@@ -138,7 +138,10 @@ class Kernel:
         return [conv(a) for conv, a in zip(self._convert, args)]
 
     def launch(self, grid, block, *args, shared_mem: int = 0, cluster=None, stream=None) -> None:
-        """Launch on `stream` (default: torch's current stream)."""
+        """Launch on `stream` (default: torch's current stream).
+
+        With `cluster=`, `grid` counts clusters (cuda.core's LaunchConfig), so the kernel sees
+        gridDim = grid * cluster."""
         import torch
         from cuda.core import LaunchConfig, launch
 

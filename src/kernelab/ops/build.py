@@ -18,9 +18,13 @@ def target_arch(variant: Variant, arch=None) -> Arch:
         want = Arch.parse(variant.min_arch)
         base = Arch.parse(arch) if arch is not None else default_arch()
         # An arch-specific (`a`) target is only valid on exactly that GPU generation.
-        if want.suffix == "a" and base.cc != want.cc:
-            raise ValueError(f"{variant.id} is built for {want.sm} only; {base.sm} cannot run it")
-        return want
+        if want.suffix == "a":
+            if base.cc != want.cc:
+                raise ValueError(f"{variant.id} is built for {want.sm} only; {base.sm} cannot run it")
+            return want
+        # `@arch sm_90` is a minimum (clusters need 9.0): build for the newer GPU when there is one,
+        # since an sm_90 cubin does not load on an sm_100 GPU (SASS runs forward only within a major).
+        return max(want, base)
     return Arch.parse(arch) if arch is not None else default_arch()
 
 

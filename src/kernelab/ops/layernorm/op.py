@@ -1,0 +1,63 @@
+"""layernorm over the last dimension of x [M, N]:
+y = (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance (as
+torch.nn.functional.layer_norm). fp32 and bf16 in and out, fp32 accumulation; eps is a case
+parameter (default 1e-5, F.layer_norm's).
+
+Work: read x once, write y once, read weight and bias once: (2 * M * N + 2 * N) * element
+size bytes; about 8 fp32 operations per element, far under the ridge point.
+
+Numerics: the test cases include rows with |mean| >> std (x = 1000 + N(0, 1)), where the
+one-pass variance E[x^2] - E[x]^2 cancels catastrophically in fp32 and a plain fp32 sum of
+the row loses ~1e-4 of the mean; the kernels sum x - x[row][0] and use the two-pass variance.
+"""
+
+from __future__ import annotations
+
+from kernelab.ops.base import Case, Work
+from kernelab.ops.rmsnorm.op import RowNorm
+
+
+class LayerNorm(RowNorm):
+    name = "layernorm"
+    kernel_entry = "layernorm"
+    best_variant = "v1_vec_regs"
+    has_bias = True
+    default_eps = 1e-5
+    # fp32: the sums are of x - x[0] (exact, small), so errors stay at a few ulps of |y| plus
+    # ~1e-7 where (x - mean) * rstd * w and bias cancel. bf16: the output rounding, 2^-8.
+    tolerances = {"float32": (1e-5, 1e-6), "bfloat16": (1e-2, 1e-5)}
+
+    def test_cases(self) -> list[Case]:
+        cases = super().test_cases()
+        for dt in self.dtypes:
+            # |mean| >> std: the one-pass variance and a plain fp32 mean fail here.
+            cases += [Case((5, 1000), dt, params=(("shift", 1000.0),)),
+                      Case((5, 8192), dt, params=(("shift", 1000.0),)),
+                      Case((2, 40000), dt, params=(("shift", 1000.0),))]
+        return cases
+
+    def reference(self, case, inputs):
+        import torch.nn.functional as F
+
+        n = case.shape[1]
+        return {"y": F.layer_norm(inputs["x"].double(), (n,), inputs["weight"].double(), inputs["bias"].double(),
+                                  eps=self.eps(case))}
+
+    def work(self, case) -> Work:
+        m, n = case.shape
+        itemsize = 4 if case.dtype == "float32" else 2
+        return Work(bytes=(2 * m * n + 2 * n) * itemsize, flops=8 * m * n, flop_unit="fp32")
+
+    def peers(self, case):
+        import torch
+        import torch.nn.functional as F
+
+        n, eps = case.shape[1], self.eps(case)
+
+        def eager(inputs):
+            return {"y": F.layer_norm(inputs["x"], (n,), inputs["weight"], inputs["bias"], eps=eps)}
+
+        return {"torch": eager, "torch.compile": torch.compile(eager, dynamic=False)}
+
+
+OP = LayerNorm()

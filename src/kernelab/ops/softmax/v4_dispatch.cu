@@ -1,0 +1,100 @@
+// v4_dispatch: the library softmax: picks v0, v1, v3 or v2 by row width and GPU.
+//
+// What changed: no new kernel. This module holds the instances of v0-v3 that the op's
+//   launch chooses from (see `_plan` in op.py):
+//     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
+//     N <= 8192                 v1, one block per row of 64/128/256 threads;
+//     N <= 262144 on sm_90+     v3, clusters of 2-8 blocks (256-1024 threads) per row;
+//     N <= 32768 before sm_90   v1 with 512/1024 threads;
+//     wider rows                v2, online softmax (2 reads + 1 write).
+//   Every strategy keeps 32 elements per thread (4 x 16 B bf16, 8 x 16 B fp32), so a
+//   thread's registers hold the same 128 bytes (bf16: 64 B loaded) whatever the width.
+// Why: no single shape of work fits rows from 1 to 262144 wide: a warp per row wastes
+//   nothing at N = 1024 but cannot hold 8192; a 1024-thread block holds 32768 but leaves
+//   one block per SM; only clusters keep 131072-wide rows on chip.
+// Predicted: at each bench shape, the figure of the variant it picks: ~255-265 us for every
+//   bf16 ANCHORS shape (1.07 GB each; 251 us at the copy rate), i.e. >= 0.95x copy rate,
+//   2.3x torch.compile at 32768 x 8192 and 3.1x at 2048 x 131072.
+// Measured: BENCHMARKS.md, softmax rows (generated from results JSON).
+//
+// @strategy dispatch
+// @access_bytes 16
+#define SOFTMAX_NO_ENTRY_POINTS  // take the strategies' device code; the entry points are below
+#include "v0_warp_row.cu"
+#include "v1_block_row.cu"
+#include "v2_online.cu"
+#if __CUDA_ARCH__ >= 900
+#include "v3_cluster.cu"
+#endif
+
+// v0: one warp per row, 8 rows per 256-thread block.
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_warp_e8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_warp_e16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_warp_e32_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 32>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_warp_e8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_warp_e16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_warp_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 32>(x, y, M, N); }
+
+// v1: one block per row.
+extern "C" __global__ void __launch_bounds__(64, 16)
+softmax_block_t64_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 64, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(128, 8)
+softmax_block_t128_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 128, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_block_t256_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 256, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_block_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 512, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_block_t1024_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 1024, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(64, 16)
+softmax_block_t64_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 64, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(128, 8)
+softmax_block_t128_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 128, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_block_t256_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 256, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_block_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 512, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_block_t1024_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 1024, 32>(x, y, N); }
+
+// v2: online softmax, any width.
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_online_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::online_row<float, 512, 4>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_online_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::online_row<__nv_bfloat16, 512, 4>(x, y, N); }
+
+// v3: clusters (sm_90+ only; on older GPUs the launch never asks for these names).
+#if __CUDA_ARCH__ >= 900
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_cluster_t256_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_cluster_t256_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_cluster_t256_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_cluster_t512_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 512, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_cluster_t1024_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 1024, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_cluster_t256_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_cluster_t256_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_cluster_t256_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_cluster_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_cluster_t1024_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 1024, 32, 8>(x, y, M, N); }
+#endif
+
+// The names the op contract looks up: the kernel that handles any width (v2's).
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::online_row<float, 512, 4>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::online_row<__nv_bfloat16, 512, 4>(x, y, N); }
