@@ -209,9 +209,11 @@ def test_occupancy_matches_driver_for_synthetic_kernels():
             b, m = _compare(k, label, info.cc, [d for d in dyns if smem + d <= DEFAULT_SMEM_LIMIT], opt_in=False)
         bad += b
         n += m
-    # Before any opt-in the per-block limit is 48 KiB: static 20000 + dynamic 30000 cannot launch.
+    # Before any opt-in the per-block limit is 48 KiB (static + dynamic). kernelab.gpu.Kernel opts a
+    # kernel in by itself when a request needs more, so only requests within 48 KiB see the
+    # un-opted-in kernel: static 20000 + dynamic up to 29000 (= 49000 <= 49152).
     fresh = load(SYNTH, defines={"SMEM": 20000, "NACC": 8, "FRESH": 1}).kernel("synth")
-    b, m = _compare(fresh, "synth smem=20000 not opted in", info.cc, (0, 20000, 29000, 30000), opt_in=False)
+    b, m = _compare(fresh, "synth smem=20000 not opted in", info.cc, (0, 20000, 29000), opt_in=False)
     bad += b
     n += m
     named = load(NAMED_BARRIERS).kernel("named")

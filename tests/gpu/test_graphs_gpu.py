@@ -17,7 +17,8 @@ def test_bucketed_graph_matches_eager_for_every_batch():
     g = BucketedGraph(step, example=torch.randn(64, 256, device="cuda"))
     for n in range(1, 65):
         x = torch.randn(n, 256, device="cuda")
-        torch.testing.assert_close(g(x), step(x))
+        # cuBLAS may pick another algorithm for the padded bucket's shape: fp32 rounding differs.
+        torch.testing.assert_close(g(x), step(x), rtol=1e-4, atol=1e-4)
     mem = g.memory_per_bucket
     assert set(mem) == {1, 2, 4, 8, 16, 32, 64}
     assert sum(v for k, v in mem.items() if k < 64) <= max(mem[64], 1) * 2, mem

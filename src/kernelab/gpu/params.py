@@ -227,6 +227,10 @@ def make_converter(kernel: str, p: Param, device_index: int | None = None):
 
     if p.kind == "struct":
         def convert_struct(v):
+            if getattr(v, "_kernelab_tensor_map", False):  # encoded by kernelab.gpu.tensormap
+                raise ArgumentError(f"{where}: a kernelab TensorMap travels by value only through "
+                                    "kernelab.gpu.tensormap.launch(kernel, grid, block, *args, shared_mem=...); "
+                                    "Kernel.launch goes through cuda.core, which cannot pass it")
             if type(v).__name__ not in ("TensorMapDescriptor",) and not hasattr(v, "__cuda_tensor_map__"):
                 raise ArgumentError(f"{where}: expected a TensorMapDescriptor (kernelab.gpu.tensor_map(...)), got {type(v).__name__}")
             return v

@@ -23,9 +23,10 @@ class LayerNorm(RowNorm):
     best_variant = "v1_vec_regs"
     has_bias = True
     default_eps = 1e-5
-    # fp32: the sums are of x - x[0] (exact, small), so errors stay at a few ulps of |y| plus
-    # ~1e-7 where (x - mean) * rstd * w and bias cancel. bf16: the output rounding, 2^-8.
-    tolerances = {"float32": (1e-5, 1e-6), "bfloat16": (1e-2, 1e-5)}
+    # fp32: the mean's rounding error (~eps * log2(N) ~ 1e-6 at N = 8192, from an fp32 sum in any
+    # order) reaches every y as an absolute error of ~1e-6 * rstd: seen 1.4e-6 on the H200
+    # (2026-11-30, 33x8192), so atol is 1e-5. bf16: the output rounding, 2^-8.
+    tolerances = {"float32": (1e-5, 1e-5), "bfloat16": (1e-2, 1e-5)}
 
     def test_cases(self) -> list[Case]:
         cases = super().test_cases()
