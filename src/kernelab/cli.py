@@ -71,9 +71,9 @@ def run(
         con.print(f"[yellow]No GPU here:[/yellow] compiling every kernel and predicting floors for {device}. "
                   "Timing needs a GPU.")
     total = sum(len(p.variants) for p in plans) if not gpu else sum(p.n_candidates for p in plans)
-    results = _with_progress(lambda cb: run_suite(sel, results_dir=None, progress=cb, isolate=isolate),
+    results = _with_progress(lambda cb: run_suite(sel, results_dir=str(results_dir), progress=cb, isolate=isolate),
                              total, enabled=not as_json)
-    path = results.save(results_dir)
+    path = results.path
     from .report import write_reports
 
     written = write_reports(results, path)

@@ -157,11 +157,20 @@ def run_suite(sel: Selection, results_dir: str | None = "results", progress=None
     if not has_gpu():
         results = _static_results(plans, sel, progress)
     else:
-        results = _gpu_results(plans, sel, progress, isolate)
+        # Rows are appended to a JSON-lines file as they arrive, so a run killed midway keeps them.
+        partial = None
+        if results_dir:
+            from pathlib import Path
+
+            Path(results_dir).mkdir(parents=True, exist_ok=True)
+            partial = Path(results_dir) / f"partial-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
+        results = _gpu_results(plans, sel, progress, isolate, partial)
+        if partial is not None and partial.exists():
+            partial.unlink()  # the complete results file replaces it
     results.wall_s = time.perf_counter() - t0
     results.selection = sel.to_dict()
     if results_dir:
-        results.save(results_dir)
+        results.path = results.save(results_dir)
     return results
 
 
@@ -205,7 +214,7 @@ def _static_results(plans: list[Plan], sel: Selection, progress) -> Results:
     return res
 
 
-def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool) -> Results:
+def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool, partial=None) -> Results:
     from .gpu import device_info, nvml
     from .suite_worker import CandidateTask, run_in_process, run_isolated
 
@@ -220,9 +229,9 @@ def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool) -> 
             items += [(case.to_dict(), "peer", p) for p in (_peer_names(plan.op, case) if sel.peers else [])]
             items += [(case.to_dict(), "variant", v.name) for v in plan.variants]
         task = CandidateTask(op=plan.op.name, ops_dir=sel.ops_dir, candidates=items,
-                             ceilings=res.ceilings, timeout_s=sel.timeout_s)
+                             ceilings=res.ceilings, timeout_s=sel.timeout_s, quick=sel.quick)
         runner = run_isolated if isolate else run_in_process
-        rows, mem = runner(task, progress)
+        rows, mem = runner(task, progress, on_row=_appender(partial))
         peak = max(peak, mem)
         for label in dict.fromkeys(r.case.get("label") for r in rows):
             _relate_to_peers([r for r in rows if r.case.get("label") == label])
@@ -230,6 +239,18 @@ def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool) -> 
     res.clocks["after"] = nvml.sample(info.index).to_dict()
     res.peak_gpu_memory_bytes = peak
     return res
+
+
+def _appender(path):
+    """on_row callback appending each row to `path` as a JSON line (None: no file)."""
+    if path is None:
+        return None
+    import json
+
+    def append(row: Row) -> None:
+        with open(path, "a") as f:
+            f.write(json.dumps(row.to_dict(), default=str) + "\n")
+    return append
 
 
 def _peer_names(op: OpSpec, case: Case) -> list[str]:

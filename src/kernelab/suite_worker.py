@@ -35,6 +35,7 @@ class CandidateTask:
     ceilings: dict = field(default_factory=dict)
     timeout_s: float = 180.0
     seed: int = 1234
+    quick: bool = False  # one seed and distribution in the check, a 1% / 1.5 s timing budget
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -55,7 +56,7 @@ def _case_from_dict(d: dict):
 
 # ----------------------------------------------------------------------------- in the worker
 
-def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int) -> Row:
+def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int, quick: bool = False) -> Row:
     """Everything for one candidate on one case; returns its Row (never raises for candidate faults
     that leave the context usable; sticky faults propagate and kill the worker, by design)."""
     from .gpu import CompileError
@@ -98,20 +99,23 @@ def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int)
     # 1. correctness and integrity: a candidate that fails is never timed.
     from .check import check_callable
 
-    chk = check_callable(run, op, case, name=f"{op.name}/{name}")
+    # At bench sizes the check guards the timing; the exhaustive checks run on the op's test shapes
+    # (pytest -m gpu). Quick runs use one seed and one distribution.
+    chk = check_callable(run, op, case, name=f"{op.name}/{name}", seeds=(0,) if quick else (0, 1),
+                         dists=("normal",) if quick else None)
     row.check = {k: v for k, v in chk.to_dict().items() if k in ("ok", "reason", "trials", "checks", "wall_s", "max_abs", "max_rel")}
     if not chk.ok:
         row.status, row.reason, row.detail = "failed", chk.reason, chk.detail
         return row
 
     # 2. timing.
-    _time_candidate(op, case, kind, name, run, row, ceilings, seed)
+    _time_candidate(op, case, kind, name, run, row, ceilings, seed, quick)
     if row.status == "ok" and kind == "variant":
         _occupancy(op, load_variant(op, op.variant(name)), op.variant(name), case, row)
     return row
 
 
-def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: int) -> None:
+def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: int, quick: bool = False) -> None:
     import torch
 
     from . import analysis
@@ -131,10 +135,13 @@ def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: i
     spec = analysis.spec_for(None)
     work = op.work(case)
     floor = analysis.floor_seconds(work, spec)
+    budget = dict(target_rel=0.01, max_wall_s=1.5) if quick else {}
+    # The floor is the nominal one (datasheet peaks): a median under it is physically impossible.
+    floor_s = floor * 0.98 if floor else None
     try:
-        m = bench(fn, mode="cold", floor_s=floor * 0.98 if floor else None, name=f"{op.name}/{name}")
-        if getattr(m, "launch_bound", False):
-            m = bench(fn, mode="graph", floor_s=floor * 0.98 if floor else None, name=f"{op.name}/{name}")
+        m = bench(fn, mode="cold", floor_s=floor_s, name=f"{op.name}/{name}", **budget)
+        if m.launch_bound:
+            m = bench(fn, mode="graph", floor_s=floor_s, name=f"{op.name}/{name}", **budget)
     except ImpossibleResult as e:
         row.status, row.reason, row.detail = "failed", "impossible_time", str(e)
         return
@@ -211,7 +218,7 @@ def run_task_in_worker(task: CandidateTask, out) -> int:
         out.flush()
         torch.cuda.reset_peak_memory_stats()
         try:
-            row = measure_candidate(op, case, kind, name, task.ceilings, task.seed)
+            row = measure_candidate(op, case, kind, name, task.ceilings, task.seed, task.quick)
         except Exception as e:
             from .gpu.errors import is_sticky_message
 
@@ -250,18 +257,22 @@ def _drop(remaining: list, key: tuple) -> None:
             return
 
 
-def run_in_process(task: CandidateTask, progress=None) -> tuple[list[Row], int]:
+def run_in_process(task: CandidateTask, progress=None, on_row=None) -> tuple[list[Row], int]:
     """No isolation (tests, debugging): a crash here ends the process."""
     import io
 
     buf = io.StringIO()
     peak = run_task_in_worker(task, buf)
     rows = [Row.from_dict(json.loads(l)["row"]) for l in buf.getvalue().splitlines() if '"row"' in l]
+    for r in rows:
+        if on_row:
+            on_row(r)
     return rows, peak
 
 
-def run_isolated(task: CandidateTask, progress=None, python: str | None = None) -> tuple[list[Row], int]:
-    """Run `task` in worker subprocesses; a crash or hang costs only the candidate in flight."""
+def run_isolated(task: CandidateTask, progress=None, on_row=None, python: str | None = None) -> tuple[list[Row], int]:
+    """Run `task` in worker subprocesses; a crash or hang costs only the candidate in flight.
+    `on_row(row)` is called as each row arrives (the suite appends it to a JSON-lines file)."""
     rows: list[Row] = []
     peak = 0
     remaining = list(task.candidates)
@@ -300,6 +311,8 @@ def run_isolated(task: CandidateTask, progress=None, python: str | None = None) 
                     elif "row" in msg:
                         row = Row.from_dict(msg["row"])
                         rows.append(row)
+                        if on_row:
+                            on_row(row)
                         peak = max(peak, msg.get("peak_mem", 0))
                         _drop(remaining, (row.case.get("label"), row.kind, row.name))
                         in_flight = None
@@ -324,6 +337,8 @@ def run_isolated(task: CandidateTask, progress=None, python: str | None = None) 
                               else f"the worker died (exit {proc.returncode}): {tail.strip()[-800:]}")
                     case_dict = next(c for c, k, n in remaining if _key((c, k, n)) == victim)
                     rows.append(Row(task.op, victim[2], victim[1], case_dict, status=status, reason=status, detail=detail))
+                    if on_row:
+                        on_row(rows[-1])
                     _drop(remaining, victim)
                     if progress:
                         progress(None)

@@ -138,7 +138,8 @@ def test_sanitizer_finds_the_planted_bugs_and_clears_the_library(tmp_path):
                        jobs=4, timeout_s=240, max_numel=1 << 12, log_dir=tmp_path / "wrong")
     oob = planted.run("w5_past_end", "memcheck")
     assert oob.status == "errors" and oob.own_errors > 0, oob.log_tail[-3000:]
-    assert any("write" in f.kind.lower() for f in oob.findings if f.attribution == "own")
+    own = [f for f in oob.findings if f.attribution == "own"]
+    assert any("write" in f.text.lower() for f in own), "\n---\n".join(f.text for f in own[:3])
     uninit = planted.run("w4_stale_read", "initcheck")
     assert uninit.status == "errors" and uninit.own_errors > 0, uninit.log_tail[-3000:]
     print(library.table())
