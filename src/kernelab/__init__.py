@@ -4,17 +4,19 @@ Compile a CUDA C++ kernel from Python, prove it computes the right function, tim
 protocol that cannot be fooled, and place it on the roofline of the GPU it runs on.
 
     k = kernelab.load("my_kernel.cu").kernel("my_kernel")     # compile (NVRTC, cached) and load
-    kernelab.check(candidate, reference, make_inputs)          # correctness and integrity
-    kernelab.bench(fn)                                         # the measurement protocol
-    kernelab.roofline(seconds, bytes=..., flops=...)           # where it sits, and the gap
+    kernelab.verify(candidate, reference, make_inputs)         # correctness and integrity (kernelab.check)
+    kernelab.bench.bench(fn)                                   # the measurement protocol (kernelab.bench)
+    kernelab.roofline(seconds, bytes=..., flops=...)           # where it sits, and the gap (kernelab.analysis)
+
+The subpackages (gpu, bench, check, analysis, ops, lab, report) keep their names here.
 """
 
 __version__ = "0.1.0"
 
-from .api import FunctionOp, check, roofline  # noqa: E402
-from .bench import bench, compare  # noqa: E402
+from . import bench  # noqa: E402  (the subpackage: kernelab.bench.bench(fn))
+from .api import FunctionOp, roofline, verify  # noqa: E402
 from .gpu import compile_file, compile_source, load  # noqa: E402
 from .ops.base import Case, OpSpec, Work  # noqa: E402
 
-__all__ = ["__version__", "bench", "check", "compare", "compile_file", "compile_source", "load", "roofline",
+__all__ = ["__version__", "bench", "compile_file", "compile_source", "load", "roofline", "verify",
            "Case", "FunctionOp", "OpSpec", "Work"]

@@ -12,13 +12,13 @@
         g = torch.Generator("cuda").manual_seed(seed)
         return {"x": torch.randn(1 << 24, device="cuda", generator=g)}
 
-    result = kernelab.check(candidate, lambda x: {"y": x * 2}, make_inputs)   # poisoned, guarded, 3 seeds
+    result = kernelab.verify(candidate, lambda x: {"y": x * 2}, make_inputs)  # poisoned, guarded, 3 seeds
     assert result.ok, result.detail
     inputs = make_inputs(0); outputs = {"y": torch.empty_like(inputs["x"])}
-    m = kernelab.bench(lambda: candidate(inputs, outputs))                   # cold L2, noise-based stopping
+    m = kernelab.bench.bench(lambda: candidate(inputs, outputs))             # cold L2, noise-based stopping
     print(kernelab.roofline(m.median_s, bytes=2 * 4 * (1 << 24)))            # % of the measured ceiling
 
-`check` builds a throw-away op (FunctionOp) around your callables so that the whole
+`verify` builds a throw-away op (FunctionOp) around your callables so that the whole
 integrity harness applies: float64 reference (your reference runs on float64 copies of the
 inputs), outputs poisoned twice, guard bands, input mutation, repeated calls, stream order.
 """
@@ -68,7 +68,7 @@ class FunctionOp(OpSpec):
         return self._work
 
 
-def check(candidate: Callable, reference: Callable, make_inputs: Callable, *, seeds=(0, 1, 2),
+def verify(candidate: Callable, reference: Callable, make_inputs: Callable, *, seeds=(0, 1, 2),
           tolerances: dict | None = None, name: str = "candidate", device: str = "cuda"):
     """Check `candidate(inputs, outputs)` against `reference(**inputs)` on fresh inputs per seed.
 

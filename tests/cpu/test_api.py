@@ -22,11 +22,19 @@ def test_check_passes_an_honest_candidate_and_names_the_failure_of_a_wrong_one()
         outputs["y"].copy_(inputs["x"])
 
     ref = lambda x: {"y": x * 2}
-    assert kernelab.check(honest, ref, make_inputs, device="cpu").ok
-    bad = kernelab.check(skips_the_tail, ref, make_inputs, device="cpu")
+    assert kernelab.verify(honest, ref, make_inputs, device="cpu").ok
+    bad = kernelab.verify(skips_the_tail, ref, make_inputs, device="cpu")
     assert not bad.ok and bad.reason == "unwritten"
-    mut = kernelab.check(mutates, ref, make_inputs, device="cpu")
+    mut = kernelab.verify(mutates, ref, make_inputs, device="cpu")
     assert not mut.ok and mut.reason == "input_mutated"
+
+
+def test_top_level_names_do_not_shadow_subpackages():
+    import importlib
+
+    for sub in ("bench", "check", "analysis", "gpu", "ops", "lab", "report"):
+        mod = importlib.import_module(f"kernelab.{sub}")
+        assert getattr(kernelab, sub, mod) is mod, f"kernelab.{sub} must stay the subpackage"
 
 
 def test_roofline_report_names_the_bound():

@@ -38,7 +38,7 @@ The protocol (each part in its own module):
 Every sample is kept (Measurement.samples_s), warm-up samples too (Measurement.warmup).
 """
 
-from .api import bench, measure
+from .api import bench, host_time, measure
 from .clocks import ClockReading
 from .compare import Comparison, compare, compare_measurements, compare_samples, compare_timers
 from .errors import BenchError, ImpossibleResult
@@ -50,7 +50,7 @@ from .stats import Stats, format_time, summarize
 from .synthetic import FakeClock, SyntheticTimer
 
 __all__ = [
-    "bench", "measure", "compare", "compare_samples", "compare_measurements", "compare_timers",
+    "bench", "host_time", "measure", "compare", "compare_samples", "compare_measurements", "compare_timers",
     "Measurement", "Comparison", "Stats", "ClockReading", "StopRule", "WarmupRule", "MODES",
     "ImpossibleResult", "BenchError", "physical_floor", "seeds_bench", "summarize", "format_time",
     "FakeClock", "SyntheticTimer",

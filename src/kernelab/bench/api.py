@@ -103,3 +103,17 @@ def bench(fn, *, mode: str = "cold", floor_s: float | None = None, floor_reason:
     l2 = "hot" if mode == "hot" or (mode == "graph" and arg_sets is None) else "cold"
     return measure(timer, mode=mode, l2=l2, name=name or _fn_name(fn), stop=stop, warmup=warmup, floor_s=floor_s,
                    floor_reason=floor_reason, clock_interval_s=clock_interval_s, **_environment())
+
+
+def host_time(fn, *, warmup: int = 5, samples: int = 30, name: str = "") -> Measurement:
+    """Host seconds of one fn() call with the GPU idle before it: cudaMalloc, cudaFree, a module
+    load, a launch. Measurement.host_enqueue_s is the median host time; warmup["first_call_s"]
+    the first call (fn + synchronize), which is where one-off costs such as a PTX JIT land.
+    fn is called exactly 1 + warmup + samples times."""
+    from .events import IdlePacer
+    from .rules import StopRule, WarmupRule
+
+    timer = make_timer(fn, mode="hot")
+    timer.pacer = IdlePacer()
+    return measure(timer, mode="hot", l2="hot", name=name, stop=StopRule.fixed(samples),
+                   warmup=WarmupRule.fixed(warmup))

@@ -47,6 +47,19 @@ class Pacer:
         torch.cuda._sleep(int(self.seconds * self.cycles_per_s))
 
 
+class IdlePacer:
+    """A pacer that enqueues nothing: fn() then runs with the GPU idle, which is what a
+    host-side cost (cudaMalloc, a module load) must be measured against."""
+
+    seconds = 0.0
+
+    def enqueue(self) -> None:
+        pass
+
+    def update(self, host_s: float) -> None:
+        pass
+
+
 def sync_event(event) -> None:
     """event.synchronize(), with a device fault turned into kernelab's KernelFault."""
     try:
