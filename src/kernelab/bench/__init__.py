@@ -14,7 +14,7 @@
 
 bench(fn, *, mode="cold", floor_s=None, floor_reason=None, target_rel=0.005, min_samples=10,
       min_gpu_s=1e-3, max_wall_s=5.0, max_samples=100_000, spread="ci", warmup=None,
-      arg_sets=None, graph_launches=None, flush="memset", clock_interval_s=0.005, name="")
+      arg_sets=None, graph_launches=None, flush="memset_read", clock_interval_s=0.005, name="")
 
 The protocol (each part in its own module):
 - events.py   one CUDA event pair per sample on torch's current stream, synchronised per sample;

@@ -176,7 +176,7 @@ def compare_timers(timer_a, timer_b, *, mode: str, l2: str, names=("A", "B"), st
 def compare(fn_a, fn_b, *, mode: str = "cold", names: tuple[str, str] = ("A", "B"), tol: float = 0.01,
             confidence: float = 0.95, target_rel: float = 0.005, min_samples: int = 10, min_gpu_s: float = 1e-3,
             max_wall_s: float = 10.0, max_samples: int = 100_000, warmup: WarmupRule | None = None,
-            arg_sets_a=None, arg_sets_b=None, flush: str = "memset", seed: int = 0) -> Comparison:
+            arg_sets_a=None, arg_sets_b=None, flush: str = "memset_read", seed: int = 0) -> Comparison:
     """Time fn_a and fn_b interleaved on the GPU (same mode and rules as bench()) and compare them."""
     from .api import _environment, make_timer
 
