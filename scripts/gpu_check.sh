@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 OUT="${OUT:-/tmp/kernelab-out}"; mkdir -p "$OUT"
 export KERNELAB_CACHE_DIR="${KERNELAB_CACHE_DIR:-/tmp/kernelab-cache}"
+# The GPU machine's copy of the tree has no git history: pass the commit in, e.g.
+#   KERNELAB_GIT_COMMIT=$(git rev-parse HEAD) in the device command line.
+export KERNELAB_GIT_COMMIT="${KERNELAB_GIT_COMMIT:-}"
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 

@@ -340,6 +340,7 @@ def doctor(as_json: bool = typer.Option(False, "--json")) -> None:
 def report(
     results_file: Path = typer.Argument(..., help="A results JSON written by `kernelab run`."),
     benchmarks: Optional[Path] = typer.Option(None, "--benchmarks", help="Also regenerate this BENCHMARKS.md section."),
+    section: Optional[str] = typer.Option(None, "--section", help="Name of the BENCHMARKS.md section (several can coexist)."),
 ) -> None:
     """Regenerate Markdown, CSV and plots (and BENCHMARKS.md between its markers) from a results file."""
     from .report import write_reports
@@ -352,7 +353,7 @@ def report(
         _fail(str(e))
     written = write_reports(results, results_file)
     if benchmarks:
-        written.append(update_benchmarks_md(benchmarks, results, str(results_file)))
+        written.append(update_benchmarks_md(benchmarks, results, str(results_file), section))
     for p in written:
         print(p)
 

@@ -65,3 +65,13 @@ def test_benchmarks_md_section_is_replaced_between_markers(tmp_path):
     text = p.read_text()
     assert "Prose stays." in text and "Trailing prose." in text and "old table" not in text
     assert text.count(BEGIN) == 1 and "kernelab report results/x.json" in text and "NVIDIA H200" in text
+
+
+def test_named_sections_coexist(tmp_path):
+    p = tmp_path / "BENCHMARKS.md"
+    update_benchmarks_md(p, sample_results(), "a.json", section="first")
+    update_benchmarks_md(p, sample_results(), "b.json", section="second")
+    update_benchmarks_md(p, sample_results(), "c.json", section="first")
+    text = p.read_text()
+    assert text.count("<!-- kernelab:begin first -->") == 1 and text.count("<!-- kernelab:begin second -->") == 1
+    assert "c.json" in text and "a.json" not in text and "b.json" in text

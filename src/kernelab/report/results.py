@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import platform
 import re
 import subprocess
@@ -52,6 +53,11 @@ class Row:
 
 
 def git_commit(root: Path | None = None) -> dict:
+    """The commit the code ran at: $KERNELAB_GIT_COMMIT (for copies of a tree without .git, such
+    as a lent GPU machine's), else `git rev-parse HEAD`. Anything but a hex sha is recorded as None."""
+    env = os.environ.get("KERNELAB_GIT_COMMIT", "").strip()
+    if env:
+        return {"commit": env if _is_sha(env) else None, "dirty": None, "source": "KERNELAB_GIT_COMMIT"}
     root = root or Path(__file__).resolve().parents[3]
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
@@ -59,7 +65,13 @@ def git_commit(root: Path | None = None) -> dict:
                                     capture_output=True, text=True, timeout=10).stdout.strip())
     except (OSError, subprocess.TimeoutExpired):
         return {"commit": None, "dirty": None}
-    return {"commit": sha or None, "dirty": dirty if sha else None}
+    if not _is_sha(sha):
+        return {"commit": None, "dirty": None}
+    return {"commit": sha, "dirty": dirty}
+
+
+def _is_sha(text: str) -> bool:
+    return bool(re.fullmatch(r"[0-9a-f]{7,40}", text or ""))
 
 
 def now_iso() -> str:
