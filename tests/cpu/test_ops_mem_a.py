@@ -315,8 +315,8 @@ def _launch(op, variant, case, monkeypatch, resident=132 * 8):
     import importlib
 
     mod = importlib.import_module(f"kernelab.ops.{op.name}.op")
-    if hasattr(mod, "_resident_blocks"):
-        monkeypatch.setattr(mod, "_resident_blocks", lambda kernel, block: resident)
+    if hasattr(mod, "resident_blocks"):
+        monkeypatch.setattr(mod, "resident_blocks", lambda kernel, block: resident)
     inputs = op.make_inputs(case, 0, "cpu")
     outputs = op.make_outputs(case, inputs)
     module = FakeModule(op, variant)

@@ -267,6 +267,20 @@ def _scan(op: OpSpec, folder: Path, pattern: re.Pattern, wrong: bool) -> list[Va
     return sorted(out, key=lambda v: (v.number, v.name))
 
 
+_resident: dict = {}
+
+
+def resident_blocks(kernel, block: int) -> int:
+    """How many blocks of `kernel` the whole GPU holds at once: SMs x the occupancy API's blocks
+    per SM (computed once per kernel and block size). Persistent launches size their grid by it."""
+    key = (kernel.name, id(kernel.module), block)
+    if key not in _resident:
+        from ..gpu import device_info
+
+        _resident[key] = device_info().sm_count * kernel.max_active_blocks_per_sm(block)
+    return _resident[key]
+
+
 _BUILTIN = Path(__file__).parent
 
 

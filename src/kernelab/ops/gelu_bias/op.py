@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from kernelab.ops.base import Case, OpSpec, Work
+from kernelab.ops.base import Case, OpSpec, Work, resident_blocks
 
 MAX_GRID_Y = 65535
 
@@ -125,22 +125,9 @@ class GeluBias(OpSpec):
         bx = min(block, 1 << (chunks - 1).bit_length())
         by = block // bx
         grid_x = math.ceil(chunks / bx)
-        want_y = max(1, _resident_blocks(kernel, block) // grid_x)
+        want_y = max(1, resident_blocks(kernel, block) // grid_x)
         grid_y = max(1, min(math.ceil(rows / by), want_y, MAX_GRID_Y))
         kernel(x, bias, y, rows, cols, grid=(grid_x, grid_y), block=(bx, by))
-
-
-_resident: dict = {}
-
-
-def _resident_blocks(kernel, block: int) -> int:
-    """How many blocks of `kernel` the whole GPU holds at once (computed once per kernel)."""
-    key = (kernel.name, id(kernel.module), block)
-    if key not in _resident:
-        from kernelab.gpu import device_info
-
-        _resident[key] = device_info().sm_count * kernel.max_active_blocks_per_sm(block)
-    return _resident[key]
 
 
 OP = GeluBias()

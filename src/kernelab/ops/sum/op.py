@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from kernelab.ops.base import Case, OpSpec, Work
+from kernelab.ops.base import Case, OpSpec, Work, resident_blocks
 
 PRIME = 1_000_003
 
@@ -117,7 +117,7 @@ class Sum(OpSpec):
         dst_final = out.view(1)
         if variant.meta.get("grid") == "persistent":
             per_thread = variant.meta_int("bytes_per_thread", 16) // x.element_size()
-            grid = max(1, min(math.ceil(n / (block * per_thread)), _resident_blocks(kernel, block)))
+            grid = max(1, min(math.ceil(n / (block * per_thread)), resident_blocks(kernel, block)))
         else:
             grid = max(1, math.ceil(n / (block * variant.meta_int("elems_per_thread", 1))))
 
@@ -142,19 +142,6 @@ class Sum(OpSpec):
         kernel(x, partials, n, grid=grid, block=block)
         kernel.module.kernel(finish)(partials, dst_final, grid, grid=1,
                                      block=variant.meta_int("finish_block", 1024))
-
-
-_resident: dict = {}
-
-
-def _resident_blocks(kernel, block: int) -> int:
-    """How many blocks of `kernel` the whole GPU holds at once (computed once per kernel)."""
-    key = (kernel.name, id(kernel.module), block)
-    if key not in _resident:
-        from kernelab.gpu import device_info
-
-        _resident[key] = device_info().sm_count * kernel.max_active_blocks_per_sm(block)
-    return _resident[key]
 
 
 OP = Sum()

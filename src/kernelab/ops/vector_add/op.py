@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from kernelab.ops.base import Case, OpSpec, Work
+from kernelab.ops.base import Case, OpSpec, Work, resident_blocks
 
 PRIME = 1_000_003
 
@@ -85,23 +85,10 @@ class VectorAdd(OpSpec):
         elems = variant.meta_int("bytes_per_thread", 0) // itemsize or variant.meta_int("elems_per_thread", 1)
         needed = math.ceil(n / (block * elems))
         if variant.meta.get("grid") == "persistent":
-            grid = min(needed, _resident_blocks(kernel, block))
+            grid = min(needed, resident_blocks(kernel, block))
         else:
             grid = needed
         kernel(inputs["a"], inputs["b"], outputs["c"], n, grid=grid, block=block)
-
-
-_resident: dict = {}
-
-
-def _resident_blocks(kernel, block: int) -> int:
-    """How many blocks of `kernel` the whole GPU holds at once (computed once per kernel)."""
-    key = (kernel.name, id(kernel.module), block)
-    if key not in _resident:
-        from kernelab.gpu import device_info
-
-        _resident[key] = device_info().sm_count * kernel.max_active_blocks_per_sm(block)
-    return _resident[key]
 
 
 def _compiled(fn):
