@@ -518,14 +518,16 @@ def test_torch_ops_schemas_and_fake_shapes():
     assert str(torch.ops.kernelab.sum.default._schema) == "kernelab::sum(Tensor x) -> Tensor"
     assert str(torch.ops.kernelab.transpose.default._schema) == "kernelab::transpose(Tensor m) -> Tensor"
     assert str(torch.ops.kernelab.gelu_bias.default._schema) == "kernelab::gelu_bias(Tensor x, Tensor bias) -> Tensor"
+    # Fake CUDA tensors need a CUDA build of torch; a CPU build (CI may install one) fakes on cpu.
+    dev = "cuda" if torch.backends.cuda.is_built() else "cpu"
     with FakeTensorMode():
-        x = torch.empty(3, 5, 7, dtype=torch.bfloat16, device="cuda")
+        x = torch.empty(3, 5, 7, dtype=torch.bfloat16, device=dev)
         s = torch.ops.kernelab.sum(x)
-        assert s.shape == () and s.dtype == torch.float32 and s.device.type == "cuda"
-        m = torch.empty(6, 9, dtype=torch.float32, device="cuda")[:, 2:]
+        assert s.shape == () and s.dtype == torch.float32 and s.device.type == dev
+        m = torch.empty(6, 9, dtype=torch.float32, device=dev)[:, 2:]
         t = torch.ops.kernelab.transpose(m)
         assert t.shape == (7, 6) and t.is_contiguous() and t.dtype == torch.float32
-        y = torch.ops.kernelab.gelu_bias(x.transpose(0, 1), torch.empty(7, dtype=torch.bfloat16, device="cuda"))
+        y = torch.ops.kernelab.gelu_bias(x.transpose(0, 1), torch.empty(7, dtype=torch.bfloat16, device=dev))
         assert y.shape == (5, 3, 7) and y.is_contiguous() and y.dtype == torch.bfloat16
 
 
