@@ -138,15 +138,10 @@ class EventTimer:
         return self._start.elapsed_time(self._stop) * 1e-3, host, reading
 
     def info(self) -> dict:
-        d = {"timer": "events", "pacer_s": self.pacer.seconds, "persisting_l2_reset": self._reset_ok,
-             "persisting_l2_reset_host_s": self._reset_host_s}
-        if self._reset_ok is False:
-            from ..gpu.l2 import reset_error
+        from .flush import cache_state_info
 
-            d["persisting_l2_reset_error"] = reset_error()
-        if self.flusher is not None:
-            d.update(self.flusher.info())
-        return d
+        return {"timer": "events", "pacer_s": self.pacer.seconds, "persisting_l2_reset_host_s": self._reset_host_s,
+                **cache_state_info(self._reset_ok, self.flusher)}
 
     def close(self) -> None:
         pass

@@ -61,3 +61,15 @@ class L2Flusher:
 
     def info(self) -> dict:
         return {"flush_bytes": self.nbytes, "flush_method": self.method, "l2_bytes": self.l2_bytes}
+
+
+def cache_state_info(reset_ok, flusher) -> dict:
+    """What a timer reports about L2 preparation: the persisting-line reset and the flush."""
+    d = {"persisting_l2_reset": reset_ok}
+    if reset_ok is False:
+        from ..gpu.l2 import reset_error
+
+        d["persisting_l2_reset_error"] = reset_error()
+    if flusher is not None:
+        d.update(flusher.info())
+    return d

@@ -225,16 +225,12 @@ class GraphTimer:
         return self._start.elapsed_time(self._stop) * 1e-3 / k, (t1 - t0) / k, reading
 
     def info(self) -> dict:
-        d = {"timer": "graph", "launches_per_sample": self.launches_per_sample, "arg_sets": len(self.sets) if self.cold else 0,
-             "arg_set_bytes": self.set_bytes, "eager_host_s": self.eager_host_s, "pacer_s": self.pacer.seconds,
-             "persisting_l2_reset": self._reset_ok}
-        if self._reset_ok is False:
-            from ..gpu.l2 import reset_error
+        from .flush import cache_state_info
 
-            d["persisting_l2_reset_error"] = reset_error()
-        if self.flusher is not None:
-            d.update(self.flusher.info())
-        return d
+        return {"timer": "graph", "launches_per_sample": self.launches_per_sample,
+                "arg_sets": len(self.sets) if self.cold else 0, "arg_set_bytes": self.set_bytes,
+                "eager_host_s": self.eager_host_s, "pacer_s": self.pacer.seconds,
+                **cache_state_info(self._reset_ok, self.flusher)}
 
     def close(self) -> None:
         if self.graph is not None:
