@@ -4,6 +4,9 @@
 #   bash scripts/gpu_check.sh                 # all GPU tests + kernelab run --quick
 #   bash scripts/gpu_check.sh tests/gpu/x.py  # some tests only (no run)
 #   SKIP_TESTS=1 bash scripts/gpu_check.sh    # the run only
+#   FULL=1 ...                                # `kernelab run` over every bench shape instead of --quick
+#   LAB=1 ...                                 # also `kernelab lab run --all --quick --json` (the claims table)
+#   RUN_ARGS="--op gemm" ...                  # extra arguments for kernelab run
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -25,14 +28,25 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 fi
 
 run_rc=skipped
+run_kind=$([ -n "${FULL:-}" ] && echo full || echo quick)
 if [ $# -eq 0 ] && [ -z "${SKIP_RUN:-}" ]; then
-  python3 -m kernelab run --quick ${RUN_ARGS:-} --results-dir "$OUT" 2>&1 | tee "$OUT/run-quick.log"
+  # COLUMNS: the table goes to a log, not a terminal; keep it readable.
+  COLUMNS=200 python3 -m kernelab run $([ -z "${FULL:-}" ] && echo --quick) ${RUN_ARGS:-} --results-dir "$OUT" \
+    2>&1 | tee "$OUT/run-$run_kind.log"
   run_rc=${PIPESTATUS[0]}
+fi
+
+lab_rc=skipped
+if [ -n "${LAB:-}" ]; then
+  python3 -m kernelab lab run --all --quick --json --results-dir "$OUT/lab" > "$OUT/lab.json" 2> "$OUT/lab.stderr"
+  lab_rc=$?
 fi
 
 echo
 echo "== summary: $(cat "$OUT/gpu.txt")"
 printf "%-26s %s\n" "gpu tests (pytest -m gpu)" "$(grep -E '(passed|failed|error)' "$OUT/gpu-tests.log" 2>/dev/null | tail -1) rc=$tests_rc"
-printf "%-26s %s\n" "kernelab run --quick" "rc=$run_rc $(grep -E '^results:' "$OUT/run-quick.log" 2>/dev/null | tail -1)"
+printf "%-26s %s\n" "kernelab run ($run_kind)" "rc=$run_rc $(grep -E '^results:' "$OUT/run-$run_kind.log" 2>/dev/null | tail -1)"
+printf "%-26s %s\n" "" "$(grep -E '^where the time went' "$OUT/run-$run_kind.log" 2>/dev/null | tail -1)"
+printf "%-26s %s\n" "kernelab lab --all --quick" "rc=$lab_rc $(python3 -c 'import json,sys,collections; d=json.load(open(sys.argv[1])); print(dict(collections.Counter(r["verdict"]["status"] for r in d)))' "$OUT/lab.json" 2>/dev/null)"
 printf "%-26s %s\n" "wall" "$(( $(date +%s) - start )) s"
-[ "$tests_rc" = 0 -o "$tests_rc" = skipped ] && [ "$run_rc" = 0 -o "$run_rc" = skipped ]
+[ "$tests_rc" = 0 -o "$tests_rc" = skipped ] && [ "$run_rc" = 0 -o "$run_rc" = skipped ] && [ "$lab_rc" = 0 -o "$lab_rc" = skipped ]

@@ -88,8 +88,23 @@ def run(
     failed = [r for r in results.rows if r.status in ("failed", "crash", "hang", "leak", "compile_error")]
     con.print(f"results: {path}  (+ {', '.join(p.suffix for p in written)})  wall {results.wall_s:.0f} s"
               + (f", peak GPU memory {results.peak_gpu_memory_bytes / 2**30:.2f} GiB" if results.peak_gpu_memory_bytes else ""))
+    if results.phases:
+        con.print("where the time went: " + _phases_line(results.phases))
     if failed:
         con.print(f"[red]{len(failed)} candidate(s) failed[/red]: " + ", ".join(f"{r.op}/{r.name} ({r.reason})" for r in failed[:8]))
+
+
+def _phases_line(phases: dict) -> str:
+    parts = []
+    if "ceilings_s" in phases:
+        parts.append(f"ceilings {phases['ceilings_s']:.0f} s")
+    pre = phases.get("precompile") or {}
+    if pre:
+        parts.append(f"compile {pre.get('wall_s', 0):.0f} s ({pre.get('compiled', 0)} compiled, {pre.get('cached', 0)} cached)")
+    per_op = phases.get("per_op_s") or {}
+    if per_op:
+        parts.append("ops " + ", ".join(f"{k} {v:.0f} s" for k, v in per_op.items()))
+    return "; ".join(parts)
 
 
 def _with_progress(work, total: int, enabled: bool):

@@ -2,9 +2,10 @@
 
     results = run_suite(Selection(ops=["vector_add"], quick=True))
 
-With a GPU, each op runs in a worker subprocess (kernelab.suite_worker) that streams one
-row per candidate, so a candidate that crashes the CUDA context or hangs loses only
-itself: the parent records it and starts a fresh worker for the rest. Without a GPU the
+With a GPU, every variant is first compiled into the disk cache in parallel; then one worker
+subprocess (kernelab.suite_worker) runs the ops in turn and streams one row per candidate,
+so a candidate that crashes the CUDA context or hangs loses only itself: the parent records
+it and starts a fresh worker for the rest. Results.phases says where the wall time went. Without a GPU the
 suite compiles every variant and reports resources, occupancy and predicted floors for a
 default device (H200), and says that timing needs a GPU.
 """
@@ -61,8 +62,11 @@ def select_variants(op: OpSpec, sel: Selection) -> list[Variant]:
 
 def select_cases(op: OpSpec, sel: Selection) -> list[Case]:
     cases = op.quick_cases() if sel.quick else op.bench_cases()
-    out = []
+    out, seen = [], set()
     for c in cases:
+        if c.label in seen:  # an op may list a shape twice (GEMM: 4096^3 is square and an LLM shape)
+            continue
+        seen.add(c.label)
         if sel.dtypes and c.dtype not in sel.dtypes:
             continue
         if sel.shapes and not any(s in c.label or fnmatch.fnmatch(c.label, s) for s in sel.shapes):
@@ -216,29 +220,81 @@ def _static_results(plans: list[Plan], sel: Selection, progress) -> Results:
 
 def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool, partial=None) -> Results:
     from .gpu import device_info, nvml
-    from .suite_worker import CandidateTask, run_in_process, run_isolated
+    from .suite_worker import CandidateTask, run_in_process, run_isolated_tasks
 
     info = device_info()
     res = Results(mode="gpu", device=info.to_dict(), environment=_environment(), compiler=_compiler_info())
     res.clocks["before"] = nvml.sample(info.index).to_dict()
+    t0 = time.perf_counter()
     res.ceilings = _ceilings(progress)
-    peak = 0
-    for plan in plans:  # one worker per op: its GPU memory is freed when the op ends
+    res.phases["ceilings_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res.phases["precompile"] = precompile(plans, progress)
+    res.phases["precompile"]["wall_s"] = time.perf_counter() - t0
+    tasks = []
+    for plan in plans:
         items = []
         for case in plan.cases:
             items += [(case.to_dict(), "peer", p) for p in (_peer_names(plan.op, case) if sel.peers else [])]
             items += [(case.to_dict(), "variant", v.name) for v in plan.variants]
-        task = CandidateTask(op=plan.op.name, ops_dir=sel.ops_dir, candidates=items,
-                             ceilings=res.ceilings, timeout_s=sel.timeout_s, quick=sel.quick)
-        runner = run_isolated if isolate else run_in_process
-        rows, mem = runner(task, progress, on_row=_appender(partial))
-        peak = max(peak, mem)
-        for label in dict.fromkeys(r.case.get("label") for r in rows):
-            _relate_to_peers([r for r in rows if r.case.get("label") == label])
-        res.rows.extend(rows)
+        tasks.append(CandidateTask(op=plan.op.name, ops_dir=sel.ops_dir, candidates=items,
+                                   ceilings=res.ceilings, timeout_s=sel.timeout_s, quick=sel.quick))
+    op_wall: dict[str, float] = {}
+    mark = [time.perf_counter()]
+
+    def op_done(op: str, _peak: int) -> None:  # wall time per op, the worker's start-up in the first
+        op_wall[op] = time.perf_counter() - mark[0]
+        mark[0] = time.perf_counter()
+
+    t0 = time.perf_counter()
+    if isolate:  # one worker runs every op in turn; it is replaced only after a crash or hang
+        rows, peaks = run_isolated_tasks(tasks, progress, on_row=_appender(partial), on_done=op_done)
+    else:
+        rows, peaks = [], {}
+        for task in tasks:
+            r, peaks[task.op] = run_in_process(task, progress, on_row=_appender(partial))
+            rows += r
+            op_done(task.op, peaks[task.op])
+    res.phases["ops_s"] = time.perf_counter() - t0
+    res.phases["per_op_s"] = op_wall
+    res.phases["per_op_peak_gpu_memory_bytes"] = peaks
+    for plan in plans:
+        mine = [r for r in rows if r.op == plan.op.name]
+        for label in dict.fromkeys(r.case.get("label") for r in mine):
+            _relate_to_peers([r for r in mine if r.case.get("label") == label])
+        res.rows.extend(mine)
     res.clocks["after"] = nvml.sample(info.index).to_dict()
-    res.peak_gpu_memory_bytes = peak
+    res.peak_gpu_memory_bytes = max(peaks.values(), default=0)
     return res
+
+
+def precompile(plans: list[Plan], progress=None, workers: int | None = None) -> dict:
+    """Compile every selected variant for this GPU into the disk cache, in parallel (NVRTC releases
+    the GIL), so the worker only loads cubins. A kernel that does not compile is left for the worker
+    to report as that candidate's compile_error. Returns counts: compiled, cached, failed."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .gpu import CompileError
+    from .ops.build import compile_variant
+
+    jobs = [(plan.op, v) for plan in plans for v in plan.variants]
+    if progress:
+        progress(f"compiling {len(jobs)} variants")
+
+    def one(job) -> tuple[str, float]:
+        op, variant = job
+        try:
+            m = compile_variant(op, variant)
+        except (CompileError, Exception):  # a compile error, an unsupported arch: the worker reports it
+            return "failed", 0.0
+        return ("cached" if m.cache_hit else "compiled"), m.compile_seconds
+
+    with ThreadPoolExecutor(max_workers=workers or min(16, os.cpu_count() or 2)) as pool:
+        outcomes = list(pool.map(one, jobs))
+    kinds = [k for k, _ in outcomes]
+    return {**{k: kinds.count(k) for k in ("compiled", "cached", "failed")},
+            "compiler_s": sum(s for _, s in outcomes)}
 
 
 def _appender(path):

@@ -246,7 +246,7 @@ def test_guarded_output_keeps_layout_and_alignment(template):
     assert v.shape == template.shape and v.stride() == template.stride() and v.dtype == template.dtype
     if template.numel():
         assert v.data_ptr() % 256 == template.data_ptr() % 256
-    assert int(g.covered.sum()) == template.numel() * template.element_size()
+    assert g.covered_bytes == template.numel() * template.element_size()
     g.arm()
     v.fill_(3.0)
     assert g.violations() is None
@@ -330,3 +330,57 @@ def test_the_w7_host_cheat_file_is_caught_on_cpu():
     case = Case((N,), "float32")
     r = check_callable(lambda i, o: launch(op, None, None, case, i, o), op, case, device="cpu")
     assert not r.ok and r.reason == "cached_result", str(r)
+
+
+# ---- the memory-lean paths used at bench sizes (forced here with small thresholds) ------------
+
+def test_contiguous_guard_remembers_only_the_guard_bands():
+    g = guarded_like("c", torch.empty(1000), guard_bytes=1024)
+    g.arm()
+    assert g.covered is None and g.before.numel() == g.buffer.numel() - 4000
+    g.tensor.fill_(1.0)
+    assert g.violations() is None
+    for byte, offset in ((g.start - 1, -1), (g.start + 4000, 1000)):
+        g.arm()
+        g.buffer[byte] ^= 0xFF
+        v = g.violations()
+        assert v and v["bytes"] == 1 and v["first_offset"] == offset, v
+
+
+def test_digested_snapshot_sees_a_change_and_a_swap_and_names_the_chunk():
+    base = torch.randn(8 * 1024 + 1)
+    view = base[1:]  # misaligned: the chunk report counts from the view's start
+    snap = InputSnapshot({"a": view}, exact_bytes=0, chunk_bytes=4096)  # 9 chunks of 1024 floats
+    assert not snap.copies and "a" in snap.digests
+    assert snap.changes() == []
+    view[5000] = view[5000] + 1.0
+    (change,) = snap.changes()
+    assert "1 of 9 chunk(s)" in change and "element offsets 4095 and 5119" in change, change
+    snap = InputSnapshot({"a": view}, exact_bytes=0, chunk_bytes=4096)
+    view[[10, 11]] = view[[11, 10]]  # same multiset of words, other positions
+    assert snap.changes(), "a swap inside one chunk must change the weighted digest"
+
+
+def test_chunked_comparison_equals_one_pass(monkeypatch):
+    import kernelab.check.compare as compare_mod
+
+    exp = torch.randn(10_000, dtype=torch.float64)
+    got = exp.to(torch.float32).clone()
+    got[[17, 4097, 9999]] += torch.tensor([1.0, float("nan"), float("inf")])
+    whole = compare_mod.compare_outputs(got, exp, 1e-5, 1e-5, keep_mask=True)
+    monkeypatch.setattr(compare_mod, "CHUNK", 1000)
+    parts = compare_mod.compare_outputs(got, exp, 1e-5, 1e-5, keep_mask=True)
+    assert (parts.mismatches, parts.nan_mismatches, parts.inf_mismatches) == (3, 1, 1)
+    assert (parts.mismatches, parts.max_abs, parts.max_rel) == (whole.mismatches, whole.max_abs, whole.max_rel)
+    assert [m.index for m in parts.first] == [(17,), (4097,), (9999,)]
+    assert torch.equal(parts.bad, whole.bad)
+
+
+@pytest.mark.parametrize("make", [make_cached, make_lazy])
+def test_cached_result_is_found_from_recomputed_references(monkeypatch, make):
+    """At bench sizes earlier references are kept as recipes and recomputed on a failure."""
+    import kernelab.check.harness as harness
+
+    monkeypatch.setattr(harness, "HISTORY_EXACT_BYTES", 0)
+    r = _check(make())
+    assert not r.ok and r.reason == "cached_result" and "earlier inputs" in r.detail, str(r)

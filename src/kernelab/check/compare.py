@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from .result import Mismatch, _json_float
 
 _BITS = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+CHUNK = 1 << 22  # elements compared per step (float64 temporaries of 32 MiB each)
 
 
 def raw_bits(t):
@@ -104,19 +105,47 @@ def compare_outputs(got, expected, rtol: float, atol: float, *, nan_ok: bool = F
         return Comparison(name, True, 0, rtol=rtol, atol=atol,
                           bad=torch.zeros(got.shape, dtype=torch.bool, device=got.device) if keep_mask else None)
 
+    # Elementwise work runs in chunks: a float64 view of a 2^28-element output is 2 GiB, and the
+    # comparison makes about ten such temporaries. Per chunk they cost ~0.3 GiB at CHUNK = 2^22;
+    # only the boolean mask of failing elements (1 byte per element) spans the whole output.
+    gf, ef = got.reshape(-1), expected.reshape(-1)
+    bad = torch.empty(numel, dtype=torch.bool, device=got.device)
+    parts = []
+    for start in range(0, numel, CHUNK):
+        stats, bad[start:start + CHUNK] = _compare_chunk(gf[start:start + CHUNK], ef[start:start + CHUNK],
+                                                         rtol, atol, nan_ok)
+        parts.append(stats)
+    table = torch.stack(parts)
+    n_bad, n_nan, n_inf, exp_nans, max_abs, max_rel = torch.cat(  # one device-to-host copy
+        [table[:, [0, 1, 2, 5]].sum(0), table[:, [3, 4]].max(0).values]).tolist()
+    bad = bad.view(got.shape)
+    cmp = Comparison(name, n_bad == 0, numel, int(n_bad), int(n_nan), int(n_inf),
+                     max_abs if max_abs >= 0 else None, max_rel if max_rel >= 0 else None,
+                     rtol=rtol, atol=atol, expected_nans=int(exp_nans), bad=bad if keep_mask else None)
+    if n_bad:
+        cmp.first = first_mismatches(got, expected, bad, max_report, name)
+    return cmp
+
+
+
+def _compare_chunk(got, expected, rtol: float, atol: float, nan_ok: bool):
+    """(stats, bad) for flat chunks: stats = [bad, NaN bad, Inf bad, max abs, max rel, reference NaNs]
+    as a float64 tensor on the device (-1 for "no finite pair"), bad = mask of failing elements."""
+    import torch
+
     g = got.to(torch.float64)
     e = expected.to(torch.float64)
     rounded = expected.to(got.dtype)
     nan_g, nan_e = torch.isnan(g), torch.isnan(e)
     finite = torch.isfinite(g) & torch.isfinite(e)
+    absx = e.abs()
     diff = torch.where(finite, (g - e).abs(), torch.zeros((), dtype=torch.float64, device=g.device))
-    within = finite & (diff <= atol + rtol * e.abs())
+    within = finite & (diff <= atol + rtol * absx)
     good = within | (got == rounded) | (g == e)
     if nan_ok:
         good |= nan_g & nan_e
     bad = ~good
     either_nan = nan_g | nan_e
-    absx = e.abs()
     rel = torch.where(absx > 0, diff / torch.where(absx > 0, absx, torch.ones_like(absx)),
                       torch.where(diff > 0, torch.full_like(diff, float("inf")), torch.zeros_like(diff)))
     any_finite = finite.any()
@@ -128,14 +157,8 @@ def compare_outputs(got, expected, rtol: float, atol: float, *, nan_ok: bool = F
         torch.where(any_finite, torch.where(finite, diff, neg).max(), neg),
         torch.where(any_finite, torch.where(finite, rel, neg).max(), neg),
         nan_e.sum().to(torch.float64),
-    ]).tolist()
-    n_bad, n_nan, n_inf, max_abs, max_rel, exp_nans = stats
-    cmp = Comparison(name, n_bad == 0, numel, int(n_bad), int(n_nan), int(n_inf),
-                     max_abs if max_abs >= 0 else None, max_rel if max_rel >= 0 else None,
-                     rtol=rtol, atol=atol, expected_nans=int(exp_nans), bad=bad if keep_mask else None)
-    if n_bad:
-        cmp.first = first_mismatches(got, expected, bad, max_report, name)
-    return cmp
+    ])
+    return stats, bad
 
 
 def first_mismatches(got, expected, bad, max_report: int, name: str) -> list[Mismatch]:

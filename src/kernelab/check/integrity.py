@@ -19,7 +19,8 @@ After the run, any changed byte outside the view's elements is an out-of-bounds 
 reported as an element offset from the view's first element (n = one past the end).
 
 Input snapshots. The whole storage under each input (the bytes before a misaligned view
-included) is cloned before the call and compared bitwise after it.
+included) is cloned before the call and compared bitwise after it; storages over 64 MiB are
+digested per 16 MiB chunk instead, so the check's memory stays near the op's own footprint.
 """
 
 from __future__ import annotations
@@ -93,27 +94,51 @@ def span_elements(t) -> int:
 
 @dataclass
 class GuardedOutput:
-    """An output view inside a buffer with canary bytes around it."""
+    """An output view inside a buffer with canary bytes around it.
+
+    A contiguous view covers one byte range, so only the canaries around it are remembered and
+    compared (a few KiB). A strided view keeps a per-byte mask of the bytes under its elements,
+    so the gaps between them are canaries too."""
 
     name: str
     tensor: object  # the view the candidate writes
     buffer: object  # uint8, the whole allocation
     start: int  # byte offset of the view's first element in `buffer`
     span_bytes: int
-    covered: object  # bool per byte of `buffer`: True under the view's elements
+    covered: object  # bool per byte of `buffer`, True under the view's elements; None for a contiguous view
     itemsize: int
     before: object = field(default=None, repr=False)
 
+    def _outside(self):
+        """The bytes a candidate must not write: both guard bands, or every byte not under an element."""
+        import torch
+
+        if self.covered is None:
+            return torch.cat([self.buffer[:self.start], self.buffer[self.start + self.span_bytes:]])
+        return self.buffer[~self.covered]
+
+    def _buffer_offset(self, idx):
+        """Positions in `_outside()` -> byte offsets in `buffer`."""
+        if idx.numel() == 0:
+            return idx
+        if self.covered is None:
+            return idx + (idx >= self.start).to(idx.dtype) * self.span_bytes
+        return (~self.covered).nonzero().flatten()[idx]
+
+    @property
+    def covered_bytes(self) -> int:
+        """Bytes under the view's elements (what the candidate may write)."""
+        return self.span_bytes if self.covered is None else int(self.covered.sum())
+
     def arm(self) -> None:
-        """Remember the buffer's bytes (canaries, and the poison already in the view) before a run."""
-        self.before = self.buffer.clone()
+        """Remember the canary bytes before a run."""
+        self.before = self._outside().clone()
 
     def violations(self) -> dict | None:
-        """None if nothing outside the view changed since arm(); else where it changed."""
+        """None if no canary byte changed since arm(); else where it changed."""
         if self.before is None:
             raise RuntimeError("GuardedOutput.violations() before arm()")
-        changed = (self.buffer != self.before) & ~self.covered
-        where = changed.nonzero().flatten()
+        where = self._buffer_offset((self._outside() != self.before).nonzero().flatten())
         if where.numel() == 0:
             return None
         nbytes = int(where.numel())
@@ -164,8 +189,9 @@ def guarded_like(name: str, template, *, guard_bytes: int = DEFAULT_GUARD_BYTES,
         raise RuntimeError(f"cannot place output '{name}' at address % 256 == {target} in a buffer based at "
                            f"{base:#x}: not a multiple of its element size {itemsize}")
     view = buffer[start:start + span_bytes].view(template.dtype).as_strided(tuple(template.shape), tuple(template.stride()))
-    covered = torch.zeros(total, dtype=torch.bool, device=device)
-    if span:
+    covered = None
+    if span and span != template.numel():  # a strided view: its gaps are canaries too
+        covered = torch.zeros(total, dtype=torch.bool, device=device)
         mark = torch.zeros(span, dtype=torch.bool, device=device)
         mark.as_strided(tuple(template.shape), tuple(template.stride())).fill_(True)
         covered[start:start + span_bytes] = mark.repeat_interleave(itemsize)
@@ -183,20 +209,38 @@ def guarded_outputs(templates: dict, *, guard_bytes: int = DEFAULT_GUARD_BYTES) 
     return out
 
 
-class InputSnapshot:
-    """Bitwise copies of the storages under the inputs, to tell whether a call changed them."""
+EXACT_SNAPSHOT_BYTES = 64 << 20  # inputs up to this size are copied; bigger ones are digested
+DIGEST_CHUNK_BYTES = 16 << 20  # one digest per 16 MiB of a big input's storage
 
-    def __init__(self, inputs: dict):
+
+class InputSnapshot:
+    """What the storages under the inputs held before a call, to tell whether the call changed them.
+
+    An input of up to EXACT_SNAPSHOT_BYTES is copied and compared bitwise, which locates the
+    first changed byte. A bigger one (a 2^28-element fp32 input is 1 GiB; a full copy of every
+    input doubled the check's memory at bench sizes) is summarised per 16 MiB chunk by two
+    64-bit sums of its words, one of them position-weighted, so a changed, swapped or shifted
+    word changes the digest; a change is located to its chunk.
+    """
+
+    def __init__(self, inputs: dict, *, exact_bytes: int = EXACT_SNAPSHOT_BYTES,
+                 chunk_bytes: int = DIGEST_CHUNK_BYTES):
         import torch
 
         self.inputs = inputs
-        self.copies = {}
+        self.chunk_bytes = chunk_bytes
+        self.copies, self.digests = {}, {}
         for name, t in inputs.items():
             if isinstance(t, torch.Tensor):
-                self.copies[name] = storage_bytes(t).clone()
+                raw = storage_bytes(t)
+                if raw.numel() <= exact_bytes:
+                    self.copies[name] = raw.clone()
+                else:
+                    self.digests[name] = (raw.numel(), _digest(raw, chunk_bytes))
 
     def changes(self) -> list[str]:
-        """One line per input whose storage changed: how many bytes and the first changed element."""
+        """One line per input whose storage changed: how many bytes and the first changed element
+        (for a digested input: which chunks changed, and the element range of the first)."""
         out = []
         for name, before in self.copies.items():
             t = self.inputs[name]
@@ -210,4 +254,34 @@ class InputSnapshot:
                 elem = (first_byte - t.storage_offset() * t.element_size()) // t.element_size()
                 out.append(f"input '{name}': {diff.numel()} byte(s) changed, first at element offset {elem} "
                            f"from the view's start")
+        for name, (nbytes, before) in self.digests.items():
+            t = self.inputs[name]
+            now = storage_bytes(t)
+            if now.numel() != nbytes:
+                out.append(f"input '{name}': its storage was resized ({nbytes} -> {now.numel()} bytes)")
+                continue
+            chunks = (_digest(now, self.chunk_bytes) != before).any(dim=1).nonzero().flatten().tolist()
+            if chunks:
+                size, base = t.element_size(), t.storage_offset() * t.element_size()
+                lo = (chunks[0] * self.chunk_bytes - base) // size
+                hi = (min(nbytes, (chunks[0] + 1) * self.chunk_bytes) - base) // size
+                out.append(f"input '{name}': {len(chunks)} of {-(-nbytes // self.chunk_bytes)} chunk(s) of "
+                           f"{self.chunk_bytes >> 20} MiB changed, the first between element offsets {lo} and {hi} "
+                           "from the view's start")
         return out
+
+
+def _digest(raw, chunk_bytes: int):
+    """(chunks, 2) int64 digests of a uint8 storage: per chunk, the sum of its words and the sum of
+    word * (position in chunk + 1), both wrapping mod 2^64. Words are 4 bytes where the size allows."""
+    import torch
+
+    width = 4 if raw.numel() % 4 == 0 else (2 if raw.numel() % 2 == 0 else 1)
+    words = raw.view({4: torch.int32, 2: torch.int16, 1: torch.uint8}[width])
+    per_chunk = chunk_bytes // width
+    weights = torch.arange(1, per_chunk + 1, dtype=torch.int64, device=raw.device)
+    rows = []
+    for start in range(0, words.numel(), per_chunk):
+        w = words[start:start + per_chunk].to(torch.int64)
+        rows.append(torch.stack([w.sum(), (w * weights[:w.numel()]).sum()]))
+    return torch.stack(rows)

@@ -38,6 +38,7 @@ class Row:
     occupancy: dict = field(default_factory=dict)
     binary_sha256: str | None = None
     check: dict = field(default_factory=dict)  # the correctness/integrity summary
+    timings: dict = field(default_factory=dict)  # wall seconds per phase: setup, check, bench, verify, total
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -95,6 +96,7 @@ class Results:
     ceilings: dict = field(default_factory=dict)
     wall_s: float | None = None
     peak_gpu_memory_bytes: int | None = None
+    phases: dict = field(default_factory=dict)  # wall seconds of the run's phases (ceilings, compile, each op)
     notes: list[str] = field(default_factory=list)
     selection: dict = field(default_factory=dict)
     schema: str = SCHEMA

@@ -76,7 +76,9 @@ class Sum(OpSpec):
         return {"out": torch.empty((), dtype=torch.float32, device=inputs["x"].device)}
 
     def reference(self, case, inputs):
-        return {"out": inputs["x"].double().sum()}
+        import torch
+
+        return {"out": inputs["x"].sum(dtype=torch.float64)}  # accumulates in float64 without a float64 copy
 
     def work(self, case) -> Work:
         itemsize = 4 if case.dtype == "float32" else 2
@@ -97,12 +99,15 @@ class Sum(OpSpec):
     #   @elems_per_thread E    pass-1 grid = ceil(n / (N * E)) (data-sized grids)
     #   @grid persistent       pass-1 grid = SMs x resident blocks per SM, capped by the work
     #   @bytes_per_thread B    with @grid persistent: the cap counts B / itemsize elements per thread per step
+    #   @grid oneshot          pass-1 grid = ceil(n / (N x U x 16 / itemsize)): each block sums U
+    #   @vectors_per_thread U  16-byte vectors per thread once (also passed to the kernel as -DVECS)
     #   @finish recursive      reduce the partials with this module's sum_f32 until one is left
     #   @finish K              one launch of kernel K(partials, out, count) with @finish_block threads
     def defines(self, variant):
         # The header is the one place the geometry is written: the kernel gets it as macros.
         d = {"BLOCK": variant.meta_int("block", 256)}
-        for key, macro in (("elems_per_thread", "ELEMS"), ("unroll", "UNROLL"), ("finish_block", "FINISH_BLOCK")):
+        for key, macro in (("elems_per_thread", "ELEMS"), ("unroll", "UNROLL"), ("finish_block", "FINISH_BLOCK"),
+                           ("vectors_per_thread", "VECS")):
             if key in variant.meta:
                 d[macro] = variant.meta_int(key)
         return d
@@ -118,6 +123,10 @@ class Sum(OpSpec):
         if variant.meta.get("grid") == "persistent":
             per_thread = variant.meta_int("bytes_per_thread", 16) // x.element_size()
             grid = max(1, min(math.ceil(n / (block * per_thread)), resident_blocks(kernel, block)))
+        elif variant.meta.get("grid") == "oneshot":
+            # n / V vectors bound the whole vectors after any head, so this covers them all.
+            per_block = block * variant.meta_int("vectors_per_thread") * (16 // x.element_size())
+            grid = max(1, math.ceil(n / per_block))
         else:
             grid = max(1, math.ceil(n / (block * variant.meta_int("elems_per_thread", 1))))
 
@@ -135,6 +144,9 @@ class Sum(OpSpec):
                     return
                 src, k, count = dst, f32, grid
 
+        if grid >= 2**32:
+            raise ValueError(f"sum: n = {n} needs {grid} blocks of {variant.name}; the partial count is a 32-bit "
+                             f"int. Fix: sum in pieces of at most 2^40 elements")
         if grid == 1:  # one block: its partial is the answer
             kernel(x, dst_final, n, grid=1, block=block)
             return
