@@ -468,6 +468,24 @@ def lab_run(
     con.print(t)
 
 
+@lab_app.command("report")
+def lab_report(
+    lab_json: Path = typer.Argument(..., help="Output of `kernelab lab run --all --json`."),
+    benchmarks: Optional[Path] = typer.Option(None, "--benchmarks", help="Also write the table into this BENCHMARKS.md section."),
+    section: str = typer.Option("lab", "--section", help="Name of the BENCHMARKS.md section."),
+) -> None:
+    """The claims table (Markdown) from stored experiment results."""
+    from .lab.report import claims_markdown, load_lab_results, update_claims_section
+
+    try:
+        results = load_lab_results(lab_json)
+    except (FileNotFoundError, ValueError) as e:
+        _fail(str(e))
+    print(claims_markdown(results))
+    if benchmarks:
+        print(update_claims_section(benchmarks, results, str(lab_json), section))
+
+
 # ------------------------------------------------------------------------------------ misc
 
 @app.command()

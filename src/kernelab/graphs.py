@@ -94,6 +94,10 @@ class BucketedGraph:
                 self.fn(static_in)
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
+        # Release cached free blocks first, so what the capture needs shows up as new reserved memory
+        # (the warm-up's freed blocks would otherwise be counted, or released mid-capture: a first
+        # H200 run read -2 MiB per bucket).
+        torch.cuda.empty_cache()
         before = torch.cuda.memory_reserved()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self._pool):

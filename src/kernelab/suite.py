@@ -240,21 +240,20 @@ def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool, par
         tasks.append(CandidateTask(op=plan.op.name, ops_dir=sel.ops_dir, candidates=items,
                                    ceilings=res.ceilings, timeout_s=sel.timeout_s, quick=sel.quick))
     op_wall: dict[str, float] = {}
-    mark = [time.perf_counter()]
 
-    def op_done(op: str, _peak: int) -> None:  # wall time per op, the worker's start-up in the first
-        op_wall[op] = time.perf_counter() - mark[0]
-        mark[0] = time.perf_counter()
+    def op_done(op: str, wall_s: float) -> None:  # as the worker measured it; start-ups add up
+        op_wall[op] = op_wall.get(op, 0.0) + wall_s
 
     t0 = time.perf_counter()
     if isolate:  # one worker runs every op in turn; it is replaced only after a crash or hang
-        rows, peaks = run_isolated_tasks(tasks, progress, on_row=_appender(partial), on_done=op_done)
+        rows, peaks = run_isolated_tasks(tasks, progress, on_row=_appender(partial), on_wall=op_done)
     else:
         rows, peaks = [], {}
         for task in tasks:
+            t_op = time.perf_counter()
             r, peaks[task.op] = run_in_process(task, progress, on_row=_appender(partial))
             rows += r
-            op_done(task.op, peaks[task.op])
+            op_done(task.op, time.perf_counter() - t_op)
     res.phases["ops_s"] = time.perf_counter() - t0
     res.phases["per_op_s"] = op_wall
     res.phases["per_op_peak_gpu_memory_bytes"] = peaks

@@ -264,6 +264,7 @@ def run_task_in_worker(task: CandidateTask, out) -> int:
 
     from .ops.base import discover
 
+    t_task = time.perf_counter()
     op = discover(task.ops_dir)[task.op]
     peak = 0
     for case_dict, kind, name in task.candidates:
@@ -287,14 +288,36 @@ def run_task_in_worker(task: CandidateTask, out) -> int:
     forget_peers()
     gc.collect()
     torch.cuda.empty_cache()
-    out.write(json.dumps({"done": task.op, "peak_mem": peak}) + "\n")
+    out.write(json.dumps({"done": task.op, "peak_mem": peak, "wall_s": time.perf_counter() - t_task}) + "\n")
     out.flush()
     return peak
 
 
+def _prewarm_torch_compile() -> None:
+    """Import torch.compile's machinery on a thread: the first torch.compile in a process spends
+    ~6 s importing dynamo and inductor (H200 machine, torch 2.11), which overlaps with the GPU
+    work of the ops that come first."""
+    import threading
+
+    def work():
+        try:
+            import torch._dynamo  # noqa: F401
+            import torch._inductor.compile_fx  # noqa: F401
+        except Exception:  # an optimisation only: the first torch.compile imports them anyway
+            pass
+    threading.Thread(target=work, name="prewarm-torch-compile", daemon=True).start()
+
+
 def main() -> None:  # python -m kernelab.suite_worker OUT.jsonl ; tasks on stdin, one JSON line each
     path = sys.argv[1]
+    t0 = time.perf_counter()
+    import torch
+
+    torch.cuda.init()
+    _prewarm_torch_compile()
     with open(path, "a") as out:
+        out.write(json.dumps({"ready": time.perf_counter() - t0}) + "\n")
+        out.flush()
         for line in sys.stdin:
             if line.strip():
                 run_task_in_worker(CandidateTask.from_json(line), out)
@@ -336,11 +359,13 @@ def run_isolated(task: CandidateTask, progress=None, on_row=None, python: str | 
 
 
 def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, python: str | None = None,
-                       on_done=None) -> tuple[list[Row], dict[str, int]]:
+                       on_done=None, on_wall=None) -> tuple[list[Row], dict[str, int]]:
     """Run `tasks` (one per op) in one worker subprocess, in order; a crash or hang costs only the
     candidate in flight: the worker is killed, the candidate recorded as crash/hang, and a fresh
     worker gets the candidates not yet reported. `on_row(row)` is called as each row arrives (the
-    suite appends it to a JSON-lines file); `on_done(op, peak_bytes)` when an op's task ends.
+    suite appends it to a JSON-lines file); `on_done(op, peak_bytes)` when an op's task ends;
+    `on_wall(op, wall_s)` with the worker's own wall time for that op (and `on_wall("(worker
+    start-up)", s)` when a worker is ready).
     Returns the rows and each op's peak GPU memory."""
     rows: list[Row] = []
     peaks: dict[str, int] = {}
@@ -398,7 +423,12 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                         peaks[msg["done"]] = max(peaks.get(msg["done"], 0), msg.get("peak_mem", 0))
                         if on_done:
                             on_done(msg["done"], peaks[msg["done"]])
+                        if on_wall:
+                            on_wall(msg["done"], msg.get("wall_s", 0.0))
                         deadline = time.monotonic() + timeout_s + 60  # the next op's first candidate may compile
+                    elif "ready" in msg:
+                        if on_wall:
+                            on_wall("(worker start-up)", msg["ready"])
                     elif msg.get("exit"):
                         done = True
                 if done:

@@ -65,6 +65,9 @@ def _capture_alone(step, example):
             step(example)
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
+    # Without this the capture reused cached free blocks and added 0 bytes of reserved memory
+    # (first H200 run, 2026-11-30): release them, so the graph's own pool has to allocate.
+    torch.cuda.empty_cache()
     before = torch.cuda.memory_reserved()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
