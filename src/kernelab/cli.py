@@ -62,7 +62,7 @@ def run(
     try:
         plans = make_plan(sel)
     except (KeyError, FileNotFoundError, TypeError) as e:
-        _fail(str(e))
+        _fail(str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e))  # str(KeyError) adds quotes
     if not plans:
         _fail("nothing selected: check --op/--variant/--dtype/--shape")
     con = _console()

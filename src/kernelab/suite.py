@@ -87,11 +87,15 @@ class Plan:
 
 
 def make_plan(sel: Selection) -> list[Plan]:
-    plans = []
+    plans, known = [], []
     for op in select_ops(sel):
         cases, variants = select_cases(op, sel), select_variants(op, sel)
+        known += [v.name for v in op.variants()]
         if cases and (variants or sel.peers):
             plans.append(Plan(op, cases, variants))
+    if sel.variants and sel.variants != ["peers"] and plans and not any(p.variants for p in plans):
+        # a typo must not turn into a run of the peers alone
+        raise KeyError(f"no variant matches {sel.variants}; the selected ops have: {', '.join(known)}")
     return plans
 
 

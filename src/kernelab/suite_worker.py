@@ -392,7 +392,11 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
             proc.stdin.write("".join(g.to_json() + "\n" for g in groups))
             proc.stdin.close()
             in_flight, deadline, done, offset = None, time.monotonic() + timeout_s + 60, False, 0
+            op_t0: dict[str, float] = {}  # when this worker started each op (for the wall of a crashed one)
             while not done:
+                # Poll before reading: a worker that writes its last lines and exits between a read and
+                # a poll would otherwise look like a crash and lose them.
+                exited = proc.poll() is not None
                 with open(path) as f:
                     f.seek(offset)
                     chunk = f.read()
@@ -404,6 +408,7 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                         continue
                     msg = json.loads(line)
                     if "start" in msg:
+                        op_t0.setdefault(msg["op"], time.monotonic())
                         in_flight = _key(msg["op"], msg["start"])
                         deadline = time.monotonic() + timeout_s
                         if progress:
@@ -420,6 +425,7 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                         if progress:
                             progress(None)
                     elif "done" in msg:
+                        op_t0.pop(msg["done"], None)
                         peaks[msg["done"]] = max(peaks.get(msg["done"], 0), msg.get("peak_mem", 0))
                         if on_done:
                             on_done(msg["done"], peaks[msg["done"]])
@@ -433,7 +439,7 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                         done = True
                 if done:
                     break
-                if proc.poll() is not None or time.monotonic() > deadline:
+                if exited or time.monotonic() > deadline:
                     hung = proc.poll() is None
                     if hung:
                         proc.kill()
@@ -446,12 +452,17 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                     status = "hang" if hung else "crash"
                     detail = (f"no result within {timeout_s:.0f} s; the worker was killed" if hung
                               else f"the worker died (exit {proc.returncode}): {tail.strip()[-800:]}")
-                    case_dict = next(c for op, c in remaining if _key(op, c) == victim)
+                    case_dict = next(c[0] for op, c in remaining if _key(op, c) == victim)
                     rows.append(Row(victim[0], victim[3], victim[2], case_dict, status=status, reason=status,
                                     detail=detail))
                     if on_row:
                         on_row(rows[-1])
                     _drop(remaining, victim)
+                    op = victim[0]
+                    if op in op_t0 and on_wall:  # this worker's share of the op; a fresh one reports the rest
+                        on_wall(op, time.monotonic() - op_t0.pop(op))
+                    if on_done and not any(o == op for o, _ in remaining):  # no worker will say "done" for it
+                        on_done(op, peaks.get(op, 0))
                     if progress:
                         progress(None)
                     break
