@@ -164,9 +164,9 @@ def test_validate_tensors_names_the_problem_and_the_fix():
 
 def test_supports_refuses_huge_workspaces_and_other_head_dims():
     v0, v1 = OP.variant("v0"), OP.variant("v1")
-    assert OP.supports(v0, _case(4, 32, 4096, 128)) is None  # 8 GiB of scores
-    why = OP.supports(v0, _case(1, 32, 16384, 128))
-    assert why and "GiB" in why
+    assert OP.supports(v0, _case(16, 32, 1024, 128)) is None  # 2 GiB of scores: the limit
+    why = OP.supports(v0, _case(4, 32, 4096, 128))  # 8 GiB: refused
+    assert why and "8 GiB" in why
     assert OP.supports(v1, _case(1, 32, 16384, 128)) is None
     assert "head dim" in OP.supports(v1, _case(1, 1, 64, 96))
 

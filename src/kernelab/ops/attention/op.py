@@ -14,6 +14,9 @@ is the op contract: `kernel_name(dtype)`). Launch geometry is in each variant's 
   @block_m M      query rows per block: grid = (ceil(S / M), B * H)
   @smem_d64 / @smem_d128 B   dynamic shared memory per block for that head dim; the kernel
                   traps if it is given less (a header and its kernel cannot drift apart silently)
+v1 and v2 are tunable through macros (tuning.py lists them); op.defines passes the header's
+geometry as EXPECT_BLOCK / EXPECT_BLOCK_M / EXPECT_SMEM_D64 / EXPECT_SMEM_D128, which those
+kernels static_assert against their macros, so a header that disagrees with them fails to build.
 
 Work: FLOPs = 4 B H S^2 D (two GEMMs of 2 S^2 D each per head), halved when causal (the
 convention FlashAttention and the ANCHORS rows use); bytes = read Q, K, V once, write O and
@@ -40,8 +43,10 @@ from kernelab.ops.base import Case, OpSpec, Work
 HEAD_DIMS = (64, 128)
 TEST_SEQLENS = (1, 17, 64, 127, 128, 129, 1000)
 # The v0 workspace (B H S^2 fp32 scores) above this is refused with a reason rather than
-# allocated: S = 8192 with B H = 64 is exactly 16 GiB; S = 16384 would need 32 GiB.
-V0_MAX_WORKSPACE = 16 << 30
+# allocated. 2 GiB admits the bench row B16 H32 S1024 (2 GiB) and every test shape; the ANCHORS
+# row B4 H32 S4096 would take 8 GiB and 1.2 s per call on an H200 (a suite run allows 16 GiB
+# in all, and the check calls a candidate five times).
+V0_MAX_WORKSPACE = 2 << 30
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -168,17 +173,28 @@ class Attention(OpSpec):
         d = case_dims(case)[3]
         return variant.meta_int(f"smem_d{d}", 0)
 
+    def defines(self, variant) -> dict:
+        """EXPECT_* from the header's geometry lines (see the module docstring and tuning.py)."""
+        from .tuning import header_defines
+
+        return header_defines(variant)
+
     def launch(self, kernel, variant, case, inputs, outputs):
         """One launch of `attention_bf16`: grid (ceil(S / @block_m), B * H)."""
-        b, h, s, d, causal = case_dims(case)
-        q, k, v, o, lse = validate_tensors(case, inputs, outputs)
-        if s == 0 or b * h == 0:
-            return
-        block = variant.meta_int("block")
-        block_m = variant.meta_int("block_m")
-        smem = variant.meta_int(f"smem_d{d}")
-        kernel(q, k, v, o, lse, s, d, int(causal), 1.0 / math.sqrt(d),
-               grid=(_cdiv(s, block_m), b * h), block=block, shared_mem=smem)
+        d = case_dims(case)[3]
+        smem = variant.meta_int(f"smem_d{d}") if d in HEAD_DIMS else 0  # other D: validate_tensors says why
+        launch_attention(kernel, variant.meta_int("block"), variant.meta_int("block_m"), smem, case, inputs, outputs)
+
+
+def launch_attention(kernel, block: int, block_m: int, smem: int, case: Case, inputs: dict, outputs: dict) -> None:
+    """Launch an `attention_bf16` kernel with this geometry (the header's, or tuning.geometry()'s
+    for a build with other macros): grid (ceil(S / block_m), B * H), on torch's current stream."""
+    b, h, s, d, causal = case_dims(case)
+    q, k, v, o, lse = validate_tensors(case, inputs, outputs)
+    if s == 0 or b * h == 0:
+        return
+    kernel(q, k, v, o, lse, s, d, int(causal), 1.0 / math.sqrt(d),
+           grid=(_cdiv(s, block_m), b * h), block=block, shared_mem=smem)
 
 
 def validate_tensors(case: Case, inputs: dict, outputs: dict):

@@ -29,6 +29,19 @@
 //   FlashAttention-2 backend (ANCHORS: 346 non-causal, 326 causal), ~14x v0.
 // Measured: BENCHMARKS.md, attention rows (generated from results JSON).
 //
+// Tuning knobs (macros; the defaults are the code measured above, and the header's @block /
+//   @block_m / @smem lines are their geometry: op.defines passes them as EXPECT_* and the kernel
+//   refuses to compile if they disagree). scripts/sweep_attention.py times the alternatives.
+//   WARPS (8): warps per block. WARP_M (16): query rows per warp, 16 or 32; BLOCK_M = WARPS x WARP_M.
+//     32 is FlashAttention-2's layout (4 warps x 32 rows at D = 128): each K and V fragment read
+//     by ldmatrix feeds two MMAs instead of one, halving that shared-memory traffic per FLOP.
+//   Q_IN_REGS (1): Q fragments stay in registers for the whole key loop (32 registers per 16 rows
+//     at D = 128); 0 re-reads them from shared memory with ldmatrix at every key tile (FA2's
+//     default), which WARP_M 32 needs to fit in 255 registers.
+//   BLOCK_N (64): keys per K/V tile, a multiple of 16 in 32..128 (with WARP_M 32, S and O take 192
+//     registers at BLOCK_N 64 and ptxas spills; 32 builds clean). STAGES (3): K/V tiles in the ring.
+//   MIN_BLOCKS (1): __launch_bounds__ minimum blocks per SM (2 caps registers at 65536 / (2 x 32 WARPS)).
+//
 // @block 256
 // @block_m 128
 // @smem_d64 65536
@@ -41,14 +54,49 @@
 typedef unsigned char uint8_t;
 typedef unsigned int uint32_t;
 
+#ifndef WARPS
+#define WARPS 8
+#endif
+#ifndef WARP_M
+#define WARP_M 16
+#endif
+#ifndef Q_IN_REGS
+#define Q_IN_REGS 1
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 64
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+
 namespace {
 
-constexpr int BM = 128;                 // query rows per block
-constexpr int BN = 64;                  // keys per tile
-constexpr int WARPS = 8;                // 16 query rows each
+constexpr int BM = WARPS * WARP_M;      // query rows per block
+constexpr int BN = BLOCK_N;             // keys per tile
+constexpr int MB = WARP_M / 16;         // m16 row blocks per warp
 constexpr int THREADS = WARPS * 32;
-constexpr int STAGES = 3;               // K/V tiles in the cp.async ring
 constexpr float LOG2E = 1.4426950408889634f;
+static_assert(WARP_M == 16 || WARP_M == 32, "WARP_M: 16 or 32 query rows per warp");
+static_assert(WARPS >= 1 && WARPS <= 16, "WARPS: 1..16");
+static_assert(BN % 16 == 0 && BN >= 32 && BN <= 128, "BLOCK_N: a multiple of 16 (P V k-steps) in 32..128");
+static_assert(STAGES >= 2 && STAGES <= 4, "STAGES: 2..4 K/V tiles in flight");
+// The launch geometry the host uses (the header's lines, or the sweep's computed values).
+#ifdef EXPECT_BLOCK
+static_assert(EXPECT_BLOCK == THREADS, "@block (EXPECT_BLOCK) disagrees with WARPS");
+#endif
+#ifdef EXPECT_BLOCK_M
+static_assert(EXPECT_BLOCK_M == BM, "@block_m (EXPECT_BLOCK_M) disagrees with WARPS x WARP_M");
+#endif
+#ifdef EXPECT_SMEM_D128
+static_assert(EXPECT_SMEM_D128 == (BM + 2 * STAGES * BN) * 128 * 2, "@smem_d128 (EXPECT_SMEM_D128) disagrees with the macros");
+#endif
+#ifdef EXPECT_SMEM_D64
+static_assert(EXPECT_SMEM_D64 == (BM + 2 * STAGES * BN) * 64 * 2, "@smem_d64 (EXPECT_SMEM_D64) disagrees with the macros");
+#endif
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -100,6 +148,16 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {  // lo -> bi
 template <int D>
 __device__ __forceinline__ uint32_t swz(int r, int c) {
   return r * (D * 2) + ((c ^ (r & 7)) << 4);
+}
+
+// The same offset split for rows with r % 8 == x7 (every ldmatrix row here: row bases are
+// multiples of 8 plus lane % 8): chunk c = 8 c_hi + c_lo lands at r * 2D + 128 c_hi + ((c_lo ^ x7) << 4),
+// so a lane needs only the four values ((2j + b) ^ x7) << 4 (j = 0..3, b its odd-chunk bit) and
+// an immediate. WARP_M 32 uses it: the full swz of every (k-step, block) pair, hoisted out of the
+// key loop by the compiler, is 24 registers that it has to spill.
+__device__ __forceinline__ void swz_lo(uint32_t (&x)[4], int lane, int b) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) x[j] = ((2 * j + b) ^ (lane & 7)) << 4;
 }
 
 // Copy rows [row0, row0 + ROWS) of a [seqlen][D] matrix into a swizzled tile; rows past seqlen
@@ -163,23 +221,51 @@ __device__ __forceinline__ void attention_fwd(const __nv_bfloat16* __restrict__ 
   cp_async_wait<STAGES - 1>();  // the Q group is done
   __syncthreads();
 
-  // Q fragments for this warp's 16 rows, all of D: lanes 0-15 address rows 0-15 at chunk 2kk,
-  // lanes 16-31 the same rows at chunk 2kk+1 (matrices: rows 0-7 lo, rows 8-15 lo, rows 0-7 hi, rows 8-15 hi).
-  uint32_t qf[KSTEPS][4];
+  // Q fragments for row block mb of this warp (16 rows, all of D): lanes 0-15 address rows 0-15
+  // at chunk 2kk, lanes 16-31 the same rows at chunk 2kk+1 (matrices: rows 0-7 lo, rows 8-15 lo,
+  // rows 0-7 hi, rows 8-15 hi). Q_IN_REGS 0 reads them the same way inside the key loop.
+#if Q_IN_REGS
+  uint32_t qf[MB][KSTEPS][4];
 #pragma unroll
-  for (int kk = 0; kk < KSTEPS; ++kk) {
-    const int r = warp * 16 + (lane % 16);
-    ldmatrix_x4(qf[kk], sQ + swz<D>(r, 2 * kk + lane / 16));
+  for (int mb = 0; mb < MB; ++mb) {
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+      const int r = warp * WARP_M + mb * 16 + (lane % 16);
+      ldmatrix_x4(qf[mb][kk], sQ + swz<D>(r, 2 * kk + lane / 16));
+    }
   }
+#endif
 
-  float acc_o[NBLK_O][4];
+  float acc_o[MB][NBLK_O][4];
 #pragma unroll
-  for (int i = 0; i < NBLK_O; ++i) acc_o[i][0] = acc_o[i][1] = acc_o[i][2] = acc_o[i][3] = 0.f;
-  float m_run[2] = {NEG_INF, NEG_INF};  // running max of raw scores, rows g and g+8
-  float l_run[2] = {0.f, 0.f};              // this thread's share of the running sum of exp
+  for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+    for (int i = 0; i < NBLK_O; ++i) acc_o[mb][i][0] = acc_o[mb][i][1] = acc_o[mb][i][2] = acc_o[mb][i][3] = 0.f;
+  float m_run[MB][2];  // running max of raw scores, rows g and g+8 of each row block
+  float l_run[MB][2];  // this thread's share of the running sum of exp
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+    m_run[mb][0] = NEG_INF;
+    m_run[mb][1] = NEG_INF;
+  }
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+    l_run[mb][0] = 0.f;
+    l_run[mb][1] = 0.f;
+  }
   const float sl2 = scale * LOG2E;
-  const int row_lo = m0 + warp * 16 + g;     // this thread's rows: row_lo and row_lo + 8
+  const int row_lo = m0 + warp * WARP_M + g;  // this thread's rows: row_lo + 16 mb and row_lo + 16 mb + 8
 
+#if WARP_M == 32
+  // Per-lane parts of the ldmatrix addresses (see swz_lo): Q and V rows use chunk bit lane / 16,
+  // K rows (lane / 8) % 2.
+  uint32_t x_hi[4], x_k[4];
+  swz_lo(x_hi, lane, lane / 16);
+  swz_lo(x_k, lane, (lane / 8) % 2);
+  const uint32_t q_row = sQ + (warp * WARP_M + (lane % 16)) * (D * 2);
+  const uint32_t k_row = ((lane % 8) + (lane / 16) * 8) * (D * 2);
+  const uint32_t v_row = ((lane % 8) + ((lane / 8) % 2) * 8) * (D * 2);
+#endif
   for (int j = 0; j < n_tiles; ++j) {
     cp_async_wait<STAGES - 2>();  // tile j has landed (for this thread's copies)...
     __syncthreads();              // ...and for everyone's; every warp is done with tile j-1
@@ -193,90 +279,133 @@ __device__ __forceinline__ void attention_fwd(const __nv_bfloat16* __restrict__ 
       cp_async_commit();
     }
     const int n0 = j * BN;
-    if (causal && n0 > m0 + warp * 16 + 15) continue;  // every key of this tile is after all 16 rows
+    if (causal && n0 > m0 + warp * WARP_M + WARP_M - 1) continue;  // every key of this tile is after all the warp's rows
     const uint32_t sKj = sK + (j % STAGES) * KV_BYTES;
     const uint32_t sVj = sV + (j % STAGES) * KV_BYTES;
 
-    // S = Q K^T for 16 rows x 64 keys.
-    float s[NBLK_S][4];
+    // S = Q K^T for WARP_M rows x BN keys: one K fragment feeds every row block.
+    float s[MB][NBLK_S][4];
 #pragma unroll
-    for (int i = 0; i < NBLK_S; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+      for (int i = 0; i < NBLK_S; ++i) s[mb][i][0] = s[mb][i][1] = s[mb][i][2] = s[mb][i][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk) {
+#if !Q_IN_REGS
+      uint32_t qk[MB][4];  // this k-step's Q fragments, re-read from shared memory at every tile
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+  #if WARP_M == 16
+        const int r = warp * WARP_M + mb * 16 + (lane % 16);
+        ldmatrix_x4(qk[mb], sQ + swz<D>(r, 2 * kk + lane / 16));
+#else
+        ldmatrix_x4(qk[mb], q_row + mb * 16 * (D * 2) + (kk / 4) * 128 + x_hi[kk % 4]);
+#endif
+      }
+#endif
 #pragma unroll
       for (int nb2 = 0; nb2 < NBLK_S / 2; ++nb2) {
         // matrices: keys 0-7 / d lo, keys 0-7 / d hi, keys 8-15 / d lo, keys 8-15 / d hi
-        const int r = nb2 * 16 + (lane % 8) + (lane / 16) * 8;
         uint32_t kb[4];
+#if WARP_M == 16
+        const int r = nb2 * 16 + (lane % 8) + (lane / 16) * 8;
         ldmatrix_x4(kb, sKj + swz<D>(r, 2 * kk + (lane / 8) % 2));
-        mma_bf16_16816(s[2 * nb2], qf[kk], kb[0], kb[1]);
-        mma_bf16_16816(s[2 * nb2 + 1], qf[kk], kb[2], kb[3]);
-      }
-    }
-
-    // Mask keys past the sequence end and, when causal, keys after the row.
-    if (n0 + BN > seqlen || (causal && n0 + BN - 1 > m0 + warp * 16)) {
+#else
+        ldmatrix_x4(kb, sKj + k_row + nb2 * 16 * (D * 2) + (kk / 4) * 128 + x_k[kk % 4]);
+#endif
 #pragma unroll
-      for (int i = 0; i < NBLK_S; ++i) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = n0 + i * 8 + 2 * t + (e & 1);
-          const int row = row_lo + (e >> 1) * 8;
-          if (col >= seqlen || (causal && col > row)) s[i][e] = NEG_INF;
+        for (int mb = 0; mb < MB; ++mb) {
+#if Q_IN_REGS
+          const uint32_t (&a)[4] = qf[mb][kk];
+#else
+          const uint32_t (&a)[4] = qk[mb];
+#endif
+          mma_bf16_16816(s[mb][2 * nb2], a, kb[0], kb[1]);
+          mma_bf16_16816(s[mb][2 * nb2 + 1], a, kb[2], kb[3]);
         }
       }
     }
 
-    // Online softmax for rows g (e = 0, 1) and g + 8 (e = 2, 3).
-    float mx[2] = {m_run[0], m_run[1]};
+    // Mask keys past the sequence end and, when causal, keys after the row.
+    if (n0 + BN > seqlen || (causal && n0 + BN - 1 > m0 + warp * WARP_M)) {
 #pragma unroll
-    for (int i = 0; i < NBLK_S; ++i) {
-      mx[0] = fmaxf(mx[0], fmaxf(s[i][0], s[i][1]));
-      mx[1] = fmaxf(mx[1], fmaxf(s[i][2], s[i][3]));
-    }
-    float corr[2], base[2], rowsum[2] = {0.f, 0.f};
+      for (int mb = 0; mb < MB; ++mb) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      base[h] = mx[h] == NEG_INF ? 0.f : mx[h] * sl2;  // a row with no visible key yet stays 0
-      corr[h] = exp2_approx(fmaf(m_run[h], sl2, -base[h]));  // m_run = -inf on the first tile: 0
-      m_run[h] = mx[h];
-    }
+        for (int i = 0; i < NBLK_S; ++i) {
 #pragma unroll
-    for (int i = 0; i < NBLK_S; ++i) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[i][e] = exp2_approx(fmaf(s[i][e], sl2, -base[e >> 1]));
-        rowsum[e >> 1] += s[i][e];
+          for (int e = 0; e < 4; ++e) {
+            const int col = n0 + i * 8 + 2 * t + (e & 1);
+            const int row = row_lo + mb * 16 + (e >> 1) * 8;
+            if (col >= seqlen || (causal && col > row)) s[mb][i][e] = NEG_INF;
+          }
+        }
       }
     }
+
+    // Online softmax for rows g (e = 0, 1) and g + 8 (e = 2, 3) of each row block.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) l_run[h] = l_run[h] * corr[h] + rowsum[h];
+    for (int mb = 0; mb < MB; ++mb) {
+      float mx[2] = {m_run[mb][0], m_run[mb][1]};
 #pragma unroll
-    for (int i = 0; i < NBLK_O; ++i) {
-      acc_o[i][0] *= corr[0];
-      acc_o[i][1] *= corr[0];
-      acc_o[i][2] *= corr[1];
-      acc_o[i][3] *= corr[1];
+      for (int i = 0; i < NBLK_S; ++i) {
+        mx[0] = fmaxf(mx[0], fmaxf(s[mb][i][0], s[mb][i][1]));
+        mx[1] = fmaxf(mx[1], fmaxf(s[mb][i][2], s[mb][i][3]));
+      }
+      float corr[2], base[2], rowsum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        base[h] = mx[h] == NEG_INF ? 0.f : mx[h] * sl2;  // a row with no visible key yet stays 0
+        corr[h] = exp2_approx(fmaf(m_run[mb][h], sl2, -base[h]));  // m_run = -inf on the first tile: 0
+        m_run[mb][h] = mx[h];
+      }
+#pragma unroll
+      for (int i = 0; i < NBLK_S; ++i) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mb][i][e] = exp2_approx(fmaf(s[mb][i][e], sl2, -base[e >> 1]));
+          rowsum[e >> 1] += s[mb][i][e];
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l_run[mb][h] = l_run[mb][h] * corr[h] + rowsum[h];
+#pragma unroll
+      for (int i = 0; i < NBLK_O; ++i) {
+        acc_o[mb][i][0] *= corr[0];
+        acc_o[mb][i][1] *= corr[0];
+        acc_o[mb][i][2] *= corr[1];
+        acc_o[mb][i][3] *= corr[1];
+      }
     }
 
-    // O += P V. P's A fragment for keys 16kk..16kk+15 is S blocks 2kk and 2kk+1, rounded to bf16.
+    // O += P V. P's A fragment for keys 16kk..16kk+15 is S blocks 2kk and 2kk+1, rounded to bf16;
+    // one V fragment feeds every row block.
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
-      uint32_t pf[4];
-      pf[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-      pf[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-      pf[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pf[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      uint32_t pf[MB][4];
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+        pf[mb][0] = pack_bf16(s[mb][2 * kk][0], s[mb][2 * kk][1]);
+        pf[mb][1] = pack_bf16(s[mb][2 * kk][2], s[mb][2 * kk][3]);
+        pf[mb][2] = pack_bf16(s[mb][2 * kk + 1][0], s[mb][2 * kk + 1][1]);
+        pf[mb][3] = pack_bf16(s[mb][2 * kk + 1][2], s[mb][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int db2 = 0; db2 < NBLK_O / 2; ++db2) {
         // matrices (transposed): keys 0-7 / d lo, keys 8-15 / d lo, keys 0-7 / d hi, keys 8-15 / d hi
-        const int r = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
         uint32_t vb[4];
+#if WARP_M == 16
+        const int r = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
         ldmatrix_x4_trans(vb, sVj + swz<D>(r, 2 * db2 + lane / 16));
-        mma_bf16_16816(acc_o[2 * db2], pf, vb[0], vb[1]);
-        mma_bf16_16816(acc_o[2 * db2 + 1], pf, vb[2], vb[3]);
+#else
+        ldmatrix_x4_trans(vb, sVj + v_row + kk * 16 * (D * 2) + (db2 / 4) * 128 + x_hi[db2 % 4]);
+#endif
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+          mma_bf16_16816(acc_o[mb][2 * db2], pf[mb], vb[0], vb[1]);
+          mma_bf16_16816(acc_o[mb][2 * db2 + 1], pf[mb], vb[2], vb[3]);
+        }
       }
     }
   }
@@ -284,28 +413,31 @@ __device__ __forceinline__ void attention_fwd(const __nv_bfloat16* __restrict__ 
 
   // Epilogue: the 4 lanes of a quad hold parts of the same two rows' sums.
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float l = l_run[h];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const bool empty = !(l > 0.f);  // no visible key (cannot happen for S >= 1) or NaN
-    const float inv = empty ? 1.f : 1.f / l;
-    const int row = row_lo + h * 8;
-    if (row < seqlen) {
-      __nv_bfloat16* orow = o + head + (size_t)row * D;
+  for (int mb = 0; mb < MB; ++mb) {
 #pragma unroll
-      for (int i = 0; i < NBLK_O; ++i) {
-        *reinterpret_cast<uint32_t*>(orow + i * 8 + 2 * t) =
-            pack_bf16(acc_o[i][2 * h] * inv, acc_o[i][2 * h + 1] * inv);
+    for (int h = 0; h < 2; ++h) {
+      float l = l_run[mb][h];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const bool empty = !(l > 0.f);  // no visible key (cannot happen for S >= 1) or NaN
+      const float inv = empty ? 1.f : 1.f / l;
+      const int row = row_lo + mb * 16 + h * 8;
+      if (row < seqlen) {
+        __nv_bfloat16* orow = o + head + (size_t)row * D;
+#pragma unroll
+        for (int i = 0; i < NBLK_O; ++i) {
+          *reinterpret_cast<uint32_t*>(orow + i * 8 + 2 * t) =
+              pack_bf16(acc_o[mb][i][2 * h] * inv, acc_o[mb][i][2 * h + 1] * inv);
+        }
+        if (t == 0) lse[(size_t)blockIdx.y * seqlen + row] = empty ? NEG_INF : m_run[mb][h] * scale + logf(l);
       }
-      if (t == 0) lse[(size_t)blockIdx.y * seqlen + row] = empty ? NEG_INF : m_run[h] * scale + logf(l);
     }
   }
 }
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     attention_bf16(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                    const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, float* __restrict__ lse,
                    int seqlen, int head_dim, int causal, float scale) {

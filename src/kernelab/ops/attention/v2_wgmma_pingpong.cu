@@ -26,7 +26,8 @@
 //     O += P_{n+1} V_{n+1} back to back, then does the softmax of S_n while the P V product runs
 //     (wgmma.wait_group 1); between the two warpgroups, named barriers 1 and 2 make them take turns
 //     issuing their GEMM pair (ping-pong), so one warpgroup's softmax (exp2 on the MUFU unit) runs
-//     while the other's GEMMs occupy the tensor cores.
+//     while the other's GEMMs occupy the tensor cores. (As compiled with the defaults, ptxas moves
+//     the wait for P V above the softmax, so only the ping-pong level is real: see ORDER_SOFTMAX.)
 //   - Key tiles are walked from last to first (as FA3 does), so the tiles that need the causal or
 //     sequence-end mask come first; the rows' running max starts at -inf and a tile that hides
 //     every key of a row leaves it at -inf without NaNs (exp2 of -inf is 0, the scale base is 0).
@@ -39,6 +40,31 @@
 //   those (no epilogue overlap, cp.async), about 540-600 TFLOP/s non-causal and 480-560 causal at
 //   B4 H32 S4096 D128, i.e. 0.9-0.97x SDPA's default (ANCHORS: 622 / 589), ~1.6x v1.
 // Measured: BENCHMARKS.md, attention rows (generated from results JSON).
+//
+// Tuning knobs (macros; the defaults below are the code measured above, and the header's
+//   @block / @smem lines are their geometry: op.defines passes them as EXPECT_* and the kernel
+//   refuses to compile if they disagree). scripts/sweep_attention.py times the alternatives.
+//   BLOCK_N (128): keys per K/V tile, a multiple of 16 in 64..192. S costs BLOCK_N / 2 fp32
+//     registers per consumer thread and P BLOCK_N / 4; FA3 uses 176 at D = 128 with 240 registers.
+//   STAGES_D128 (2), STAGES_D64 (3): K/V ring depth per head dim (D = 128, BLOCK_N = 128 fits 3).
+//   PRODUCER_REGS (40), CONSUMER_REGS (232): setmaxnreg targets; 128 P + 256 C must not exceed the
+//     64512 registers the block starts with (384 x 168), or the consumers' setmaxnreg waits forever.
+//   PINGPONG (1): named barriers make the two consumer warpgroups take turns issuing their GEMMs.
+//   INTRA_WG_OVERLAP (1): issue S_n = Q K_n^T and O += P_{n+1} V_{n+1} back to back and do the
+//     softmax of S_n while P V runs; 0 is FA3's non-overlapped step (each GEMM waited for at once).
+//   ORDER_SOFTMAX (0): 1 makes that overlap real. Without it ptxas (NVRTC 13.x) schedules the
+//     `wgmma.wait_group 0` that ends P V right after the S mask, before the row max: in the SASS
+//     of the defaults no MUFU.EX2 of the loop lies between the two waits, so the softmax runs after
+//     P V has finished, not under it. With 1, a one-warp named barrier whose id depends on the
+//     row sums sits between the softmax and the wait; ptxas does not move a wgmma wait above a
+//     barrier, and the barrier needs every exp first (tests/cpu/test_attention_tuning.py checks it).
+//   SOFTMAX_ILP (1): independent partial accumulators for the row max and row sum (1 = one chain
+//     of 16 FMNMX / 32 FADD per row, as measured; 2 or 4 shorten the latency chains).
+//   RESCALE_THRESHOLD (-1): -1 rescales O and l by exp2(m_old - m_new) every tile. k >= 0 keeps
+//     the old row max until a tile's max exceeds it by more than 2^k (in the exp2 domain, so P <= 2^k
+//     in bf16) and skips the 64 multiplies of O when no row of the warp moved (FA4's lazy rescale).
+//   Two consumer warpgroups are fixed: a third (BLOCK_M 192, 160 registers each, FA3's D = 64
+//     shape) cannot hold S, P and O at D = 128 (64 + 32 + 64 = 160 before any address).
 //
 // @arch sm_90a
 // @block 384
@@ -53,13 +79,51 @@ typedef unsigned char uint8_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef STAGES_D128
+#define STAGES_D128 2
+#endif
+#ifndef STAGES_D64
+#define STAGES_D64 3
+#endif
+#ifndef PRODUCER_REGS
+#define PRODUCER_REGS 40
+#endif
+#ifndef CONSUMER_REGS
+#define CONSUMER_REGS 232
+#endif
+#ifndef PINGPONG
+#define PINGPONG 1
+#endif
+#ifndef INTRA_WG_OVERLAP
+#define INTRA_WG_OVERLAP 1
+#endif
+#ifndef ORDER_SOFTMAX
+#define ORDER_SOFTMAX 0
+#endif
+#ifndef SOFTMAX_ILP
+#define SOFTMAX_ILP 1
+#endif
+#ifndef RESCALE_THRESHOLD
+#define RESCALE_THRESHOLD -1
+#endif
+
 namespace {
 
 constexpr int BM = 128;               // query rows per block (64 per consumer warpgroup)
-constexpr int BN = 128;               // keys per tile
-constexpr int PRODUCER_REGS = 40;     // setmaxnreg: 128 x 40 + 256 x 232 = 64512 <= 65536 registers
-constexpr int CONSUMER_REGS = 232;
+constexpr int BN = BLOCK_N;           // keys per tile
 constexpr int CONSUMER_WARPS = 8;     // arrivals that free a stage (one per consumer warp)
+// setmaxnreg: the block starts with 384 x 168 = 64512 registers (__launch_bounds__(384, 1)); the
+// defaults move them to 128 x 40 + 256 x 232 = 64512.
+static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 384 * 168,
+              "PRODUCER_REGS / CONSUMER_REGS ask for more registers than the block has: setmaxnreg.inc would wait forever");
+static_assert(PRODUCER_REGS % 8 == 0 && CONSUMER_REGS % 8 == 0 && PRODUCER_REGS >= 24 && CONSUMER_REGS <= 256,
+              "setmaxnreg takes a multiple of 8 in 24..256");
+static_assert(BN % 16 == 0 && BN >= 64 && BN <= 192, "BLOCK_N: a multiple of 16 (P V k-steps) in 64..192");
+static_assert(SOFTMAX_ILP == 1 || SOFTMAX_ILP == 2 || SOFTMAX_ILP == 4, "SOFTMAX_ILP: 1, 2 or 4");
+static_assert(RESCALE_THRESHOLD >= -1 && RESCALE_THRESHOLD <= 16, "RESCALE_THRESHOLD: -1 (off) or 0..16");
 constexpr int PRODUCER_THREADS = 128;
 constexpr float LOG2E = 1.4426950408889634f;
 
@@ -69,7 +133,7 @@ constexpr float LOG2E = 1.4426950408889634f;
 // Each [rows][64] slab is a K-major SW128 operand: row r, 16-byte chunk c at r*128 + ((c ^ r%8) << 4).
 template <int D>
 struct Layout {
-  static constexpr int STAGES = D == 128 ? 2 : 3;
+  static constexpr int STAGES = D == 128 ? STAGES_D128 : STAGES_D64;
   static constexpr uint32_t Q_BYTES = BM * D * 2;
   static constexpr uint32_t KV_BYTES = BN * D * 2;  // one K (or V) tile
   static constexpr uint32_t K_OFF = Q_BYTES;
@@ -79,8 +143,21 @@ struct Layout {
   static constexpr uint32_t SMEM = BAR_OFF + BAR_BYTES + 1024;  // + alignment slack; = the header's @smem_dD
   static_assert(8 * (1 + 4 * STAGES) <= BAR_BYTES, "barriers do not fit");
 };
-static_assert(Layout<128>::SMEM == 164992, "@smem_d128 in the header must match");
-static_assert(Layout<64>::SMEM == 115840, "@smem_d64 in the header must match");
+static_assert(Layout<128>::SMEM <= 232448 && Layout<64>::SMEM <= 232448,
+              "shared memory over the 227 KiB one block may use on sm_90: lower BLOCK_N or the stages");
+// The launch geometry the host uses (the header's lines, or the sweep's computed values).
+#ifdef EXPECT_SMEM_D128
+static_assert(Layout<128>::SMEM == EXPECT_SMEM_D128, "@smem_d128 (EXPECT_SMEM_D128) disagrees with the macros");
+#endif
+#ifdef EXPECT_SMEM_D64
+static_assert(Layout<64>::SMEM == EXPECT_SMEM_D64, "@smem_d64 (EXPECT_SMEM_D64) disagrees with the macros");
+#endif
+#ifdef EXPECT_BLOCK
+static_assert(EXPECT_BLOCK == 384, "@block (EXPECT_BLOCK) must be 384: a producer and two consumer warpgroups");
+#endif
+#ifdef EXPECT_BLOCK_M
+static_assert(EXPECT_BLOCK_M == BM, "@block_m (EXPECT_BLOCK_M) must be 128");
+#endif
 
 // mbarrier addresses: full_q, then full_k[s], empty_k[s], full_v[s], empty_v[s].
 struct Barriers {
@@ -172,21 +249,123 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 #define ACC8(b) "+f"(d[b + 0]), "+f"(d[b + 1]), "+f"(d[b + 2]), "+f"(d[b + 3]), \
                 "+f"(d[b + 4]), "+f"(d[b + 5]), "+f"(d[b + 6]), "+f"(d[b + 7])
 
-// D[64 x 128] (+)= A[64 x 16] B[16 x 128], A and B K-major in shared memory.
+// D[64 x N] (+)= A[64 x 16] B[16 x N], A and B K-major in shared memory; N = BLOCK_N.
 // Accumulator fragment (warp w of the warpgroup, g = lane / 4, t = lane % 4): d[4i + e] is
 // row 16w + g + 8 (e / 2), column 8i + 2t + (e % 2).
-__device__ __forceinline__ void wgmma_ss_m64n128(float (&d)[64], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+template <int N>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, int accumulate);
+template <>
+__device__ __forceinline__ void wgmma_ss<64>(float (&d)[32], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+template <>
+__device__ __forceinline__ void wgmma_ss<96>(float (&d)[48], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %50, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47}, "
+      "%48, %49, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+template <>
+__device__ __forceinline__ void wgmma_ss<128>(float (&d)[64], uint64_t a_desc, uint64_t b_desc, int accumulate) {
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
-      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+      "%63}, "
       "%64, %65, p, 1, 1, 0, 0;\n"
       "}\n"
       : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40), ACC8(48), ACC8(56)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+template <>
+__device__ __forceinline__ void wgmma_ss<144>(float (&d)[72], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %74, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+      "%63, %64, %65, %66, %67, %68, %69, %70, %71}, "
+      "%72, %73, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40), ACC8(48), ACC8(56), ACC8(64)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+template <>
+__device__ __forceinline__ void wgmma_ss<160>(float (&d)[80], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+      "%63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+      "%80, %81, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32),
+        ACC8(40), ACC8(48), ACC8(56), ACC8(64), ACC8(72)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+template <>
+__device__ __forceinline__ void wgmma_ss<176>(float (&d)[88], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %90, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+      "%63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, "
+      "%84, %85, %86, %87}, "
+      "%88, %89, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40),
+        ACC8(48), ACC8(56), ACC8(64), ACC8(72), ACC8(80)
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+template <>
+__device__ __forceinline__ void wgmma_ss<192>(float (&d)[96], uint64_t a_desc, uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+      "%63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, "
+      "%84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+      "%96, %97, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ACC8(0), ACC8(8), ACC8(16), ACC8(24), ACC8(32), ACC8(40),
+        ACC8(48), ACC8(56), ACC8(64), ACC8(72), ACC8(80), ACC8(88)
       : "l"(a_desc), "l"(b_desc), "r"(accumulate));
 }
 
@@ -236,16 +415,17 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {  // lo -> bi
 }
 
 // ---- producer: warpgroup 0 -------------------------------------------------------------------
-// Copies rows [row0, row0 + 128) of a [seqlen][D] matrix into the [D/64][128][64] SW128 layout;
+// Copies rows [row0, row0 + ROWS) of a [seqlen][D] matrix into the [D/64][ROWS][64] SW128 layout;
 // rows past seqlen become zeros (never garbage: 0 * NaN would poison O through P V).
-template <int D>
-__device__ __forceinline__ void load_tile_128(uint32_t s_tile, const __nv_bfloat16* g, int row0, int seqlen, int ptid) {
+template <int D, int ROWS>
+__device__ __forceinline__ void load_tile(uint32_t s_tile, const __nv_bfloat16* g, int row0, int seqlen, int ptid) {
   constexpr int CPR = D / 8;                     // 16-byte chunks per row: 16 or 8
   constexpr int RPP = PRODUCER_THREADS / CPR;    // rows per pass: 8 or 16 (a multiple of 8, so r % 8 is fixed)
+  static_assert(ROWS % RPP == 0, "tile rows must be a multiple of the rows one pass covers");
   const int c = ptid % CPR, r_in = ptid / CPR;
-  const uint32_t dst0 = s_tile + (c / 8) * (128 * 128) + r_in * 128 + (((c % 8) ^ (r_in % 8)) << 4);
+  const uint32_t dst0 = s_tile + (c / 8) * (ROWS * 128) + r_in * 128 + (((c % 8) ^ (r_in % 8)) << 4);
 #pragma unroll
-  for (int p = 0; p < 128 / RPP; ++p) {
+  for (int p = 0; p < ROWS / RPP; ++p) {
     const int gr = row0 + r_in + p * RPP;
     const bool ok = gr < seqlen;
     cp_async_16(dst0 + p * RPP * 128, g + (size_t)(ok ? gr : 0) * D + c * 8, ok ? 16 : 0);
@@ -262,21 +442,21 @@ __device__ __forceinline__ void producer(uint32_t base, const Barriers& bar, con
   auto load_k = [&](int n, int it) {
     const int st = it % L::STAGES;
     mbar_wait(bar.empty_k(st), ((it / L::STAGES) & 1) ^ 1);
-    load_tile_128<D>(base + L::K_OFF + st * L::KV_BYTES, kh, n * BN, seqlen, ptid);
+    load_tile<D, BN>(base + L::K_OFF + st * L::KV_BYTES, kh, n * BN, seqlen, ptid);
     cp_async_arrive(bar.full_k(st));
     mbar_arrive(bar.full_k(st));
   };
   auto load_v = [&](int n, int it) {
     const int st = it % L::STAGES;
     mbar_wait(bar.empty_v(st), ((it / L::STAGES) & 1) ^ 1);
-    load_tile_128<D>(base + L::V_OFF + st * L::KV_BYTES, vh, n * BN, seqlen, ptid);
+    load_tile<D, BN>(base + L::V_OFF + st * L::KV_BYTES, vh, n * BN, seqlen, ptid);
     cp_async_arrive(bar.full_v(st));
     mbar_arrive(bar.full_v(st));
   };
   // The consumers' order: S for tile n_max-1 first, then (S for n, P V for n+1) pairs. V lags K
-  // by one tile, as in FA3's producer.
+  // by one tile, as in FA3's producer (INTRA_WG_OVERLAP 0 reads V_n after S_n: the same order).
   load_k(n_max - 1, 0);
-  load_tile_128<D>(base, qh, m0, seqlen, ptid);
+  load_tile<D, BM>(base, qh, m0, seqlen, ptid);
   cp_async_arrive(bar.full_q());
   mbar_arrive(bar.full_q());
   int it = 0;
@@ -290,6 +470,18 @@ __device__ __forceinline__ void producer(uint32_t base, const Barriers& bar, con
 }
 
 // ---- consumers: warpgroups 1 and 2 -----------------------------------------------------------
+#if ORDER_SOFTMAX
+// A one-warp named barrier (ids 3..10, one per consumer warp; 0 is __syncthreads, 1 and 2 the
+// turns) whose id is computed from `dep`: the barrier cannot issue before `dep` exists, and ptxas
+// keeps a later wgmma.wait_group below it. The id never changes in practice (no row sum has that
+// bit pattern, a NaN no FADD produces); if it did, the warp would just use the next id, another
+// 32-thread barrier that it alone completes.
+__device__ __forceinline__ void order_after(float dep, int bar_id) {
+  const int id = bar_id + (__any_sync(0xffffffffu, __float_as_uint(dep) == 0x7fbadbadu) ? 1 : 0);  // warp-uniform
+  asm volatile("bar.sync %0, 32;\n" ::"r"(id) : "memory");
+}
+#endif
+
 template <int D>
 __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& bar, __nv_bfloat16* __restrict__ o,
                                          float* __restrict__ lse, int m0, int n_max, int seqlen, int causal,
@@ -298,12 +490,13 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
   constexpr int KSTEPS_S = D / 16;    // k16 steps of Q K^T
   constexpr int KSTEPS_O = BN / 16;   // k16 steps of P V
   constexpr int NACC_O = D / 2;       // fp32 O accumulators per thread (64 x D over 128 threads)
+  constexpr int NACC_S = BN / 2;      // fp32 S accumulators per thread (64 x BN over 128 threads)
   const int tid = threadIdx.x - 128 * (wg + 1);
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int row_lo = m0 + 64 * wg + 16 * warp + g;  // this thread's rows: row_lo, row_lo + 8
   const float sl2 = scale * LOG2E;
 
-  float s[64];          // S tile: 64 rows x 128 keys over the warpgroup
+  float s[NACC_S];      // S tile: 64 rows x BN keys over the warpgroup
   float acc[NACC_O];    // O: 64 rows x D
   uint32_t p[KSTEPS_O][4];  // P as bf16 A fragments
 #pragma unroll
@@ -321,7 +514,7 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
     for (int kk = 0; kk < KSTEPS_S; ++kk) {
       const uint64_t da = sw128_desc(q_wg + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024);
       const uint64_t db = sw128_desc(k_tile + (kk / 4) * (BN * 128) + (kk % 4) * 32, 16, 1024);
-      wgmma_ss_m64n128(s, da, db, kk > 0);
+      wgmma_ss<BN>(s, da, db, kk > 0);
     }
     wgmma_commit();
   };
@@ -346,7 +539,7 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
     const int n0 = n * BN;
     if (n0 + BN > seqlen || (causal && n0 + BN - 1 > m0 + 64 * wg)) {
 #pragma unroll
-      for (int i = 0; i < 16; ++i) {
+      for (int i = 0; i < BN / 8; ++i) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int col = n0 + 8 * i + 2 * t + (e & 1);
@@ -358,25 +551,75 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
   };
   auto softmax = [&]() {  // updates m_run, l_run, corr; s becomes P (fp32)
     float mx[2] = {m_run[0], m_run[1]};
+#if SOFTMAX_ILP == 1
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i < BN / 8; ++i) {
       mx[0] = fmaxf(mx[0], fmaxf(s[4 * i], s[4 * i + 1]));
       mx[1] = fmaxf(mx[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
     }
+#else
+    {  // SOFTMAX_ILP independent max chains per row (max is exact: same result in any order)
+      float part[2][SOFTMAX_ILP];
+#pragma unroll
+      for (int j = 0; j < SOFTMAX_ILP; ++j) part[0][j] = part[1][j] = NEG_INF;
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+        part[0][i % SOFTMAX_ILP] = fmaxf(part[0][i % SOFTMAX_ILP], fmaxf(s[4 * i], s[4 * i + 1]));
+        part[1][i % SOFTMAX_ILP] = fmaxf(part[1][i % SOFTMAX_ILP], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+      }
+#pragma unroll
+      for (int j = 0; j < SOFTMAX_ILP; ++j) {
+        mx[0] = fmaxf(mx[0], part[0][j]);
+        mx[1] = fmaxf(mx[1], part[1][j]);
+      }
+    }
+#endif
     float b[2], rowsum[2] = {0.f, 0.f};
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
       mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+#if RESCALE_THRESHOLD < 0
       b[h] = mx[h] == NEG_INF ? 0.f : mx[h] * sl2;    // no visible key yet: keep the base finite
       corr[h] = exp2_approx(fmaf(m_run[h], sl2, -b[h]));  // m_run = -inf: 0
       m_run[h] = mx[h];
+#else
+      // Keep the old max unless the new one is more than 2^RESCALE_THRESHOLD larger in the exp2
+      // domain (mx >= m_run always: it started from m_run). m_run = -inf and mx finite: +inf > k,
+      // so the max moves (corr = exp2(-inf) = 0); both -inf: NaN > k is false, the row stays empty.
+      if ((mx[h] - m_run[h]) * sl2 > (float)RESCALE_THRESHOLD) {
+        b[h] = mx[h] * sl2;
+        corr[h] = exp2_approx(fmaf(m_run[h], sl2, -b[h]));
+        m_run[h] = mx[h];
+      } else {
+        b[h] = m_run[h] == NEG_INF ? 0.f : m_run[h] * sl2;
+        corr[h] = 1.f;  // exactly: rescale_o skips the warp when every lane has 1
+      }
+#endif
     }
+#if SOFTMAX_ILP == 1
 #pragma unroll
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < NACC_S; ++i) {
       s[i] = exp2_approx(fmaf(s[i], sl2, -b[(i >> 1) & 1]));
       rowsum[(i >> 1) & 1] += s[i];
     }
+#else
+    {  // SOFTMAX_ILP independent sum chains per row (fp32 sums in another order: ~1e-7 relative)
+      float part[2][SOFTMAX_ILP];
+#pragma unroll
+      for (int j = 0; j < SOFTMAX_ILP; ++j) part[0][j] = part[1][j] = 0.f;
+#pragma unroll
+      for (int i = 0; i < NACC_S; ++i) {
+        s[i] = exp2_approx(fmaf(s[i], sl2, -b[(i >> 1) & 1]));
+        part[(i >> 1) & 1][(i >> 2) % SOFTMAX_ILP] += s[i];
+      }
+#pragma unroll
+      for (int j = 0; j < SOFTMAX_ILP; ++j) {
+        rowsum[0] += part[0][j];
+        rowsum[1] += part[1][j];
+      }
+    }
+#endif
 #pragma unroll
     for (int h = 0; h < 2; ++h) l_run[h] = l_run[h] * corr[h] + rowsum[h];
   };
@@ -390,14 +633,32 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
     }
   };
   auto rescale_o = [&]() {
+#if RESCALE_THRESHOLD >= 0
+    if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) return;  // no row of the warp moved
+#endif
 #pragma unroll
     for (int i = 0; i < NACC_O; ++i) acc[i] *= corr[(i >> 1) & 1];
   };
+  // The turns (PINGPONG): warpgroup wg issues after a sync on barrier 1 + wg, and hands the turn
+  // over with an arrive on the other's barrier.
+  auto my_turn = [&]() {
+#if PINGPONG
+    named_bar_sync(1 + wg, 256);
+#endif
+  };
+  auto their_turn = [&]() {
+#if PINGPONG
+    named_bar_arrive(1 + (wg ^ 1), 256);
+#endif
+  };
 
   // Warpgroup 1 (wg 0) takes the first turn at the GEMMs.
+#if PINGPONG
   if (wg == 0) named_bar_arrive(1, 256);
+#endif
   mbar_wait(bar.full_q(), 0);
 
+#if INTRA_WG_OVERLAP
   int it = 0;
   int n = n_max - 1;
   mbar_wait(bar.full_k(0), 0);
@@ -415,16 +676,19 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
     ++it;
     const int sk = it % L::STAGES, sv = it_v % L::STAGES;
     mbar_wait(bar.full_k(sk), (it / L::STAGES) & 1);
-    named_bar_sync(1 + wg, 256);  // my turn to issue
+    my_turn();                    // my turn to issue
     gemm_qk(sk);                  // S_n = Q K_n^T
     mbar_wait(bar.full_v(sv), (it_v / L::STAGES) & 1);
     gemm_pv(sv);                  // O += P_{n+1} V_{n+1}
-    named_bar_arrive(1 + (wg ^ 1), 256);  // the other warpgroup's turn
+    their_turn();                 // the other warpgroup's turn
     wgmma_wait<1>();              // S_n is done; P V may still run
     reg_fence(s);
     release(bar.empty_k(sk));
     mask(n);
     softmax();                    // overlaps this warpgroup's P V and the other's GEMMs
+#if ORDER_SOFTMAX
+    order_after(l_run[0] + l_run[1], 3 + 4 * wg + warp);  // every exp before the wait below
+#endif
     wgmma_wait<0>();              // P V is done: O and the P registers are free
     reg_fence(acc);
     reg_fence(p);
@@ -437,6 +701,33 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
     mbar_wait(bar.full_v(sv), (it / L::STAGES) & 1);
     gemm_pv(sv);
   }
+#else
+  // FA3's step without intra-warpgroup overlap: each GEMM is one turn and is waited for at once.
+  int it = 0;
+  for (int n = n_max - 1; n >= 0; --n, ++it) {
+    const int st = it % L::STAGES;
+    const uint32_t phase = (it / L::STAGES) & 1;
+    mbar_wait(bar.full_k(st), phase);
+    my_turn();
+    gemm_qk(st);
+    their_turn();
+    wgmma_wait<0>();
+    reg_fence(s);
+    release(bar.empty_k(st));
+    mask(n);
+    softmax();
+    convert_p();
+    rescale_o();
+    mbar_wait(bar.full_v(st), phase);
+    my_turn();
+    gemm_pv(st);
+    their_turn();
+    wgmma_wait<0>();
+    reg_fence(acc);
+    reg_fence(p);
+    release(bar.empty_v(st));
+  }
+#endif
   float inv[2], row_lse[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -447,9 +738,11 @@ __device__ __forceinline__ void consumer(int wg, uint32_t base, const Barriers& 
     inv[h] = empty ? 1.f : 1.f / l;
     row_lse[h] = empty ? NEG_INF : m_run[h] * scale + logf(l);
   }
+#if INTRA_WG_OVERLAP
   wgmma_wait<0>();
   reg_fence(acc);
   release(bar.empty_v(it % L::STAGES));
+#endif
 
   // Epilogue: O straight from registers (4-byte stores; O is 1/(2 S / D) of the traffic), then LSE.
   const size_t head = (size_t)blockIdx.y * seqlen;

@@ -1,0 +1,234 @@
+"""Tuning knobs of the attention kernels v1 and v2: their defaults, the launch geometry each
+setting implies, and the configurations scripts/sweep_attention.py builds and times.
+
+The knobs are `#ifndef NAME / #define NAME default` macros at the top of v1_fa2_mma.cu and
+v2_wgmma_pingpong.cu (their headers say what each one does). The defaults are the code that was
+measured (the same SASS as before the knobs existed), and KNOBS below must equal them: a CPU test
+reads them back from the sources. Every build of a library variant gets EXPECT_BLOCK,
+EXPECT_BLOCK_M, EXPECT_SMEM_D64 and EXPECT_SMEM_D128 from its header (op.defines), and the
+kernels static_assert their macros against those, so a header and its macros cannot drift apart;
+the sweep passes the values `geometry()` computes, so this module cannot drift from the kernels
+either.
+
+    from kernelab.ops.attention import tuning
+    g = tuning.geometry("v2_wgmma_pingpong", {"BLOCK_N": 176})   # Geometry(block=384, block_m=128, ...)
+    defines = tuning.build_defines("v2_wgmma_pingpong", {"BLOCK_N": 176})  # knobs + EXPECT_*
+    for cfg in tuning.SWEEP: ...                                  # Config(name, variant, overrides, why)
+
+To promote a configuration, copy the kernel to a new variant (v3_....cu), set its #ifndef
+defaults to the configuration, and write its header's @block / @block_m / @smem_d64 / @smem_d128
+from `geometry()`: the EXPECT_* asserts refuse a header that disagrees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+V1 = "v1_fa2_mma"
+V2 = "v2_wgmma_pingpong"
+
+# name -> default, in the order the sources define them.
+KNOBS: dict[str, dict[str, int]] = {
+    V1: {"WARPS": 8, "WARP_M": 16, "Q_IN_REGS": 1, "BLOCK_N": 64, "STAGES": 3, "MIN_BLOCKS": 1},
+    V2: {"BLOCK_N": 128, "STAGES_D128": 2, "STAGES_D64": 3, "PRODUCER_REGS": 40, "CONSUMER_REGS": 232,
+         "PINGPONG": 1, "INTRA_WG_OVERLAP": 1, "ORDER_SOFTMAX": 0, "SOFTMAX_ILP": 1, "RESCALE_THRESHOLD": -1},
+}
+# The arch each family is built for here and in the sweep (v2 is sm_90a-only; v1 runs from sm_80,
+# and the H200 needs an sm_90 cubin).
+ARCHS = {V1: ("sm_80", "sm_90"), V2: ("sm_90a",)}
+
+SMEM_OPTIN_SM90 = 227 * 1024  # the most one block may ask for on sm_90 (232448 B)
+REGS_PER_SM = 65536
+V2_THREADS = 384
+V2_ENTRY_REGS = 168  # __launch_bounds__(384, 1): 65536 / 384 rounded down to a multiple of 8
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How the host launches one setting: threads per block, query rows per block (grid.x =
+    ceil(S / block_m), grid.y = B * H), dynamic shared memory per head dim."""
+
+    block: int
+    block_m: int
+    smem_d64: int
+    smem_d128: int
+
+    def smem(self, head_dim: int) -> int:
+        return {64: self.smem_d64, 128: self.smem_d128}[head_dim]
+
+    def to_dict(self) -> dict:
+        return {"block": self.block, "block_m": self.block_m, "smem_d64": self.smem_d64, "smem_d128": self.smem_d128}
+
+
+def knobs(variant: str, overrides: dict | None = None) -> dict[str, int]:
+    """The full knob setting: defaults updated by `overrides` (unknown names are an error)."""
+    if variant not in KNOBS:
+        raise KeyError(f"attention variant {variant!r} has no tuning knobs (tunable: {', '.join(KNOBS)})")
+    out = dict(KNOBS[variant])
+    for k, v in (overrides or {}).items():
+        if k not in out:
+            raise KeyError(f"{variant} has no knob {k!r}; its knobs are {', '.join(out)}")
+        out[k] = int(v)
+    return out
+
+
+def geometry(variant: str, overrides: dict | None = None) -> Geometry:
+    """Launch geometry of `variant` built with `overrides` (mirrors the kernels' own arithmetic)."""
+    k = knobs(variant, overrides)
+    if variant == V1:
+        bm = k["WARPS"] * k["WARP_M"]
+        smem = {d: (bm + 2 * k["STAGES"] * k["BLOCK_N"]) * d * 2 for d in (64, 128)}
+        return Geometry(block=k["WARPS"] * 32, block_m=bm, smem_d64=smem[64], smem_d128=smem[128])
+    # v2: Q [128][D] | K, V [stages][BLOCK_N][D] | 128 B of mbarriers | 1024 B to align the base.
+    smem = {}
+    for d, stages in ((64, k["STAGES_D64"]), (128, k["STAGES_D128"])):
+        smem[d] = 128 * d * 2 + 2 * stages * k["BLOCK_N"] * d * 2 + 128 + 1024
+    return Geometry(block=V2_THREADS, block_m=128, smem_d64=smem[64], smem_d128=smem[128])
+
+
+def problems(variant: str, overrides: dict | None = None) -> list[str]:
+    """Why a setting cannot build or launch (empty when it can): the same limits the kernels
+    static_assert, plus shared memory against the sm_90 per-block limit."""
+    k = knobs(variant, overrides)
+    g = geometry(variant, overrides)
+    out = []
+    if max(g.smem_d64, g.smem_d128) > SMEM_OPTIN_SM90:
+        out.append(f"shared memory {max(g.smem_d64, g.smem_d128)} B is over the {SMEM_OPTIN_SM90} B a block may use")
+    if variant == V2:
+        if 128 * k["PRODUCER_REGS"] + 256 * k["CONSUMER_REGS"] > V2_THREADS * V2_ENTRY_REGS:
+            out.append(f"setmaxnreg {k['PRODUCER_REGS']}/{k['CONSUMER_REGS']} needs more than the "
+                       f"{V2_THREADS * V2_ENTRY_REGS} registers the block starts with")
+        if k["BLOCK_N"] % 16 or not 64 <= k["BLOCK_N"] <= 192:
+            out.append(f"BLOCK_N {k['BLOCK_N']} is not a multiple of 16 in 64..192")
+    else:
+        if k["WARP_M"] not in (16, 32):
+            out.append(f"WARP_M {k['WARP_M']} is not 16 or 32")
+        if k["BLOCK_N"] % 16 or not 32 <= k["BLOCK_N"] <= 128:
+            out.append(f"BLOCK_N {k['BLOCK_N']} is not a multiple of 16 in 32..128")
+        if g.block > 1024:
+            out.append(f"{g.block} threads per block is over 1024")
+    return out
+
+
+def expect_defines(g: Geometry) -> dict[str, int]:
+    """The EXPECT_* macros the kernels static_assert their own geometry against."""
+    return {"EXPECT_BLOCK": g.block, "EXPECT_BLOCK_M": g.block_m, "EXPECT_SMEM_D64": g.smem_d64,
+            "EXPECT_SMEM_D128": g.smem_d128}
+
+
+def build_defines(variant: str, overrides: dict | None = None) -> dict[str, int]:
+    """Macros for building `variant` with `overrides`: the overridden knobs (the rest keep the
+    source's defaults) plus EXPECT_* from `geometry()`."""
+    k = knobs(variant, overrides)
+    changed = {name: v for name, v in k.items() if v != KNOBS[variant][name]}
+    return {**changed, **expect_defines(geometry(variant, overrides))}
+
+
+def header_defines(variant) -> dict[str, int]:
+    """EXPECT_* from a Variant's header lines (@block, @block_m, @smem_d64, @smem_d128), for the
+    ones it has: op.defines passes these to every build."""
+    out = {}
+    for key, macro in (("block", "EXPECT_BLOCK"), ("block_m", "EXPECT_BLOCK_M"), ("smem_d64", "EXPECT_SMEM_D64"),
+                       ("smem_d128", "EXPECT_SMEM_D128")):
+        if key in variant.meta:
+            out[macro] = variant.meta_int(key)
+    return out
+
+
+_IFNDEF = re.compile(r"^#ifndef (\w+)\n#define \1 (-?\d+)\n#endif", re.MULTILINE)
+
+
+def source_defaults(variant: str) -> dict[str, int]:
+    """{knob: default} as written in the variant's .cu (`#ifndef X / #define X n / #endif`)."""
+    text = (HERE / f"{variant}.cu").read_text()
+    return {m[1]: int(m[2]) for m in _IFNDEF.finditer(text)}
+
+
+# ---- the sweep ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Config:
+    """One build to check and time: `variant`'s source with `overrides`, and why it is worth a slot."""
+
+    name: str
+    variant: str
+    overrides: dict = field(default_factory=dict)
+    why: str = ""
+
+    @property
+    def defines(self) -> dict[str, int]:
+        return build_defines(self.variant, self.overrides)
+
+    @property
+    def geometry(self) -> Geometry:
+        return geometry(self.variant, self.overrides)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "variant": self.variant, "overrides": dict(self.overrides), "why": self.why,
+                "defines": self.defines, "geometry": self.geometry.to_dict()}
+
+
+_R240 = {"PRODUCER_REGS": 24, "CONSUMER_REGS": 240}  # FA3's split with 2 consumer warpgroups (TMA producer)
+_ORDER = {"ORDER_SOFTMAX": 1}
+_FA2 = {"WARPS": 4, "WARP_M": 32, "Q_IN_REGS": 0, "BLOCK_N": 32, "MIN_BLOCKS": 2}
+
+# In priority order: the sweep runs them top to bottom and drops what its time budget does not reach.
+SWEEP: tuple[Config, ...] = (
+    Config("v2", V2, {}, "as measured (553 / 527 TFLOP/s): the baseline this run's other rows compare with"),
+    Config("v1", V1, {}, "as measured (320 / 302 TFLOP/s)"),
+    Config("v2+order", V2, _ORDER,
+           "the softmax really overlaps this warpgroup's P V (today ptxas waits for P V before the first exp)"),
+    Config("v2+order+n176", V2, {**_ORDER, "BLOCK_N": 176, **_R240},
+           "FA3's D = 128 tile (128 x 176, 240 registers): 27% fewer key-loop iterations and barriers"),
+    Config("v1+fa2", V1, {**_FA2, "STAGES": 3},
+           "FA2's shape: 4 warps x 32 rows, Q re-read from smem, two blocks per SM; half the K/V ldmatrix per FLOP"),
+    Config("v1+w4", V1, {"WARPS": 4, "MIN_BLOCKS": 2},
+           "same warps per SM as today in two independent 64-row blocks: one block's barrier no longer stalls all 8"),
+    Config("v2+order+lazy8", V2, {**_ORDER, "RESCALE_THRESHOLD": 8},
+           "FA4's lazy rescale: the 64 FMULs of O and the corrections only when a row max grows by > 2^8"),
+    Config("v2+order+ilp4", V2, {**_ORDER, "SOFTMAX_ILP": 4},
+           "4 independent max/sum chains: shorter softmax latency (16 dependent FMNMX, 32 FADD per row today)"),
+    Config("v2+order+n176+lazy8+ilp4", V2,
+           {**_ORDER, "BLOCK_N": 176, **_R240, "RESCALE_THRESHOLD": 8, "SOFTMAX_ILP": 4},
+           "everything above that fits together"),
+    Config("v1+fa2+s2", V1, {**_FA2, "STAGES": 2}, "FA2 shape with a 2-tile ring: 64 KiB per block, three fit by smem"),
+    Config("v2+order+n176+ilp4", V2, {**_ORDER, "BLOCK_N": 176, **_R240, "SOFTMAX_ILP": 4},
+           "the long tile with short softmax chains, exact rescaling"),
+    Config("v2+order+n176+lazy8", V2, {**_ORDER, "BLOCK_N": 176, **_R240, "RESCALE_THRESHOLD": 8},
+           "the long tile with the lazy rescale"),
+    Config("v2+order+lazy8+ilp4", V2, {**_ORDER, "RESCALE_THRESHOLD": 8, "SOFTMAX_ILP": 4},
+           "both softmax savings at BLOCK_N 128"),
+    Config("v2+order+s3", V2, {**_ORDER, "STAGES_D128": 3}, "a third K/V stage (225 KiB): more load slack per tile"),
+    Config("v2+order+n160", V2, {**_ORDER, "BLOCK_N": 160, **_R240}, "between 128 and 176"),
+    Config("v2+order+n144", V2, {**_ORDER, "BLOCK_N": 144}, "a longer tile that still fits 232 registers"),
+    Config("v2+n176", V2, {"BLOCK_N": 176, **_R240}, "the long tile alone, to separate its gain from ORDER_SOFTMAX's"),
+    Config("v2+order+r240", V2, {**_ORDER, **_R240}, "24/240 setmaxnreg at BLOCK_N 128: registers alone"),
+    Config("v2+order+ilp2", V2, {**_ORDER, "SOFTMAX_ILP": 2}, "2 chains instead of 4: fewer registers"),
+    Config("v2+order+lazy0", V2, {**_ORDER, "RESCALE_THRESHOLD": 0},
+           "rescale only when a row max grows at all (exact FA2 math, skips the no-change tiles)"),
+    Config("v2+order+s3+lazy8+ilp4", V2, {**_ORDER, "STAGES_D128": 3, "RESCALE_THRESHOLD": 8, "SOFTMAX_ILP": 4},
+           "the third stage with both softmax savings"),
+    Config("v1+w4+s2", V1, {"WARPS": 4, "MIN_BLOCKS": 2, "STAGES": 2}, "two 64-row blocks per SM, 80 KiB each"),
+    Config("v1+w8m32", V1, {"WARPS": 8, "WARP_M": 32, "Q_IN_REGS": 0, "BLOCK_N": 32},
+           "8 warps x 32 rows (256-row blocks): the FA2 fragment reuse with one block per SM"),
+    Config("v2+order-pingpong", V2, {**_ORDER, "PINGPONG": 0}, "diagnostic: intra-warpgroup overlap without the turns"),
+    Config("v2-pingpong", V2, {"PINGPONG": 0}, "diagnostic: what the named-barrier turns buy today"),
+    Config("v2-overlap", V2, {"INTRA_WG_OVERLAP": 0}, "diagnostic: FA3's step without intra-warpgroup overlap"),
+    Config("v2+lazy8", V2, {"RESCALE_THRESHOLD": 8}, "the lazy rescale without ORDER_SOFTMAX"),
+    Config("v1+n32s4", V1, {"BLOCK_N": 32, "STAGES": 4}, "shorter key tiles, deeper ring, today's 8 x 16 rows"),
+)
+
+
+def sweep_configs(names: list[str] | None = None) -> list[Config]:
+    """SWEEP, or the named subset in SWEEP's order (an unknown name is an error that lists them)."""
+    if not names:
+        return list(SWEEP)
+    known = {c.name: c for c in SWEEP}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise KeyError(f"no sweep configuration {', '.join(missing)}; have: {', '.join(known)}")
+    return [c for c in SWEEP if c.name in names]
