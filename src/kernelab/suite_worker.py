@@ -133,7 +133,9 @@ def _measure(op, case, kind: str, name: str, ceilings: dict, seed: int, quick: b
     row.check = {k: v for k, v in chk.to_dict().items() if k in ("ok", "reason", "trials", "checks", "wall_s", "max_abs", "max_rel")}
     row.timings["check_s"] = chk.wall_s
     if not chk.ok:
-        row.status, row.reason, row.detail = "failed", chk.reason, chk.detail
+        # A sticky fault the check caught is a crash: the worker's CUDA context is gone with it.
+        row.status = "crash" if chk.reason == "crash" else "failed"
+        row.reason, row.detail = chk.reason, chk.detail
         return row
 
     # 2. timing.
@@ -254,7 +256,7 @@ def _occupancy(op, module, variant, case, row: Row) -> None:
         row.occupancy = {"error": str(e)}
 
 
-def run_task_in_worker(task: CandidateTask, out) -> int:
+def run_task_in_worker(task: CandidateTask, out, exit_on_crash: bool = True) -> int:
     """Measure each candidate of `task`, writing a JSON line per row to `out`. Returns peak memory.
     When the task ends its tensors, compiled peers and cached blocks are released, so the next op
     starts from an empty allocator (a worker runs many ops: one start-up, one torch.compile import)."""
@@ -281,6 +283,11 @@ def run_task_in_worker(task: CandidateTask, out) -> int:
                 raise  # the context is gone: let the worker die, the parent records a crash
             row = Row(op.name, name, kind, case.to_dict(), status="failed", reason="exception",
                       detail=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
+        if row.status == "crash" and exit_on_crash:  # the context is unusable: report, hand over to a fresh worker
+            out.write(json.dumps({"row": row.to_dict(), "peak_mem": peak}, default=str) + "\n")
+            out.write(json.dumps({"restart": task.op}) + "\n")
+            out.flush()
+            os._exit(3)
         peak = max(peak, int(torch.cuda.max_memory_allocated()))
         out.write(json.dumps({"row": row.to_dict(), "peak_mem": peak}, default=str) + "\n")
         out.flush()
@@ -344,7 +351,7 @@ def run_in_process(task: CandidateTask, progress=None, on_row=None) -> tuple[lis
     import io
 
     buf = io.StringIO()
-    peak = run_task_in_worker(task, buf)
+    peak = run_task_in_worker(task, buf, exit_on_crash=False)
     rows = [Row.from_dict(json.loads(l)["row"]) for l in buf.getvalue().splitlines() if '"row"' in l]
     for r in rows:
         if on_row:
@@ -393,6 +400,7 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
             proc.stdin.close()
             in_flight, deadline, done, offset = None, time.monotonic() + timeout_s + 60, False, 0
             op_t0: dict[str, float] = {}  # when this worker started each op (for the wall of a crashed one)
+            restart = None  # the op whose worker quit after a sticky fault
             while not done:
                 # Poll before reading: a worker that writes its last lines and exits between a read and
                 # a poll would otherwise look like a crash and lose them.
@@ -437,7 +445,17 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                             on_wall("(worker start-up)", msg["ready"])
                     elif msg.get("exit"):
                         done = True
+                    elif "restart" in msg:  # the worker reported a sticky fault as a row and quit
+                        restart = msg["restart"]
                 if done:
+                    break
+                if restart:
+                    op = restart
+                    if op in op_t0 and on_wall:
+                        on_wall(op, time.monotonic() - op_t0.pop(op))
+                    if on_done and not any(o == op for o, _ in remaining):
+                        on_done(op, peaks.get(op, 0))
+                    proc.wait()
                     break
                 if exited or time.monotonic() > deadline:
                     hung = proc.poll() is None

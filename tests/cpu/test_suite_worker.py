@@ -51,6 +51,12 @@ with open(sys.argv[3], "a") as out:
                 sys.exit(1)
             if name.startswith("hangs"):
                 time.sleep(120)
+            if name.startswith("faults_in_check"):  # the real worker: a row for the fault, then it quits
+                row = {{"op": task["op"], "name": name, "kind": kind, "case": case, "status": "crash",
+                        "reason": "crash", "detail": f"pid {{os.getpid()}} illegal address"}}
+                emit({{"row": row, "peak_mem": peak}})
+                emit({{"restart": task["op"]}})
+                os._exit(3)
             # like torch.cuda.max_memory_allocated over the op's task (suite cases: 12 B per element)
             peak = max(peak, case.get("mem", 12 * case["shape"][0]))
             row = {{"op": task["op"], "name": name, "kind": kind, "case": case, "status": "ok",
@@ -384,3 +390,17 @@ def test_gpu_mode_survives_a_crash(gpu_mode_with_fake_worker, tmp_path, monkeypa
     res = run_suite(Selection(ops=["vector_add"], quick=True, peers=False), results_dir=str(tmp_path))
     assert [(r.name, r.status) for r in res.rows if r.name == "v1_vec16"] == [("v1_vec16", "crash")] * 2
     assert sum(r.status == "ok" for r in res.rows) == len(res.rows) - 2 and res.path.is_file()
+
+
+def test_a_fault_the_check_reports_restarts_the_worker_without_blaming_the_next(fake):
+    """The real worker writes the crash row itself (the check caught the sticky fault), says
+    'restart' and quits: the parent keeps that row and gives the rest to a fresh worker."""
+    python, workers = fake
+    rec = Recorder()
+    rows, peaks = rec.run([task("alpha", "v0", "faults_in_check", "v2"), task("beta", "faults_in_check_b")], python)
+    assert [(r.op, r.name, r.status) for r in rows] == [
+        ("alpha", "v0", "ok"), ("alpha", "faults_in_check", "crash"), ("alpha", "v2", "ok"),
+        ("beta", "faults_in_check_b", "crash")]
+    assert "illegal address" in rows[1].detail and pid(rows[1]) == pid(rows[0]) != pid(rows[2])
+    assert len(workers()) == 2  # a fresh one after the first fault; the second fault left nothing to run
+    assert [op for op, _ in rec.done] == ["alpha", "beta"]
