@@ -37,9 +37,9 @@ def _all_variants(include_wrong=True):
 # ---- discovery and headers -------------------------------------------------------------------
 
 def test_variants_are_discovered_in_order():
-    assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent"]
+    assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent", "v3_oneshot"]
     assert [v.name for v in TRANSPOSE.variants()] == ["v0_naive", "v1_smem_tiled", "v2_smem_padded", "v3_vec_swizzle"]
-    assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc"]
+    assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load"]
     for name in MINE:
         op = OPS[name]
         assert op.variant(op.best_variant).name == op.best_variant
@@ -493,8 +493,8 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
                     assert m.stg128 > 0, f"{v.id} {dt} [{arch}] claims 16-byte stores; SASS has none"
             else:
                 assert m.ldg128 == 0 and m.stg128 == 0, f"{v.id} {dt} [{arch}]: 16-byte accesses but no claim"
-    assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "sum/v2_vec_persistent",
-                                   "transpose/v3_vec_swizzle"]
+    assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "gelu_bias/v3_early_load",
+                                   "sum/v2_vec_persistent", "sum/v3_oneshot", "transpose/v3_vec_swizzle"]
 
 
 @needs_cuobjdump

@@ -21,7 +21,8 @@ from kernelab.ops.softmax.rows import Plan
 
 TEST_WIDTHS = (1, 7, 64, 1000, 1024, 4096, 8192, 16385)
 TEST_ROWS = (1, 5, 33)
-STRATEGIES = ("rows", "registers")
+STRATEGIES = ("rows", "registers", "fast_rows")
+BLOCK_THREADS = (64, 128, 256, 512, 1024)  # fast_rows block instances
 
 
 class RowNorm(OpSpec):
@@ -108,18 +109,34 @@ class RowNorm(OpSpec):
         return {"torch": eager, "torch.compile": torch.compile(eager, dynamic=False)}
 
     # ---- kernels ------------------------------------------------------------------------
-    def plan(self, variant, n: int) -> Plan:
-        """Which kernel instance and geometry `variant` uses for rows of width n."""
+    def plan(self, variant, n: int, dtype: str = "float32") -> Plan:
+        """Which kernel instance and geometry `variant` uses for rows of width n (of `dtype`:
+        `@strategy fast_rows` sets elements per thread per dtype; the instance names exist for both)."""
         strategy = variant.meta.get("strategy", "rows")
         if strategy not in STRATEGIES:
             raise ValueError(f"{variant.path.name}: unknown `@strategy {strategy}`; use one of {', '.join(STRATEGIES)}")
-        return _plan(self.kernel_entry, strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1), n)
+        elems = self.elems_per_thread(variant, dtype) if strategy == "fast_rows" else 0
+        return _plan(self.kernel_entry, strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1),
+                     n, elems)
+
+    @staticmethod
+    def elems_per_thread(variant, dtype: str) -> int:
+        """`@elems_bf16 E` / `@elems_f32 E`: elements per thread of a fast_rows block instance."""
+        return variant.meta_int("elems_bf16" if dtype == "bfloat16" else "elems_f32")
+
+    def defines(self, variant) -> dict:
+        # fast_rows: the header is the one place the elements per thread are written; plan() and
+        # the kernels (macros ELEMS_BF16 / ELEMS_F32) both read them from it.
+        if variant.meta.get("strategy") == "fast_rows":
+            return {"ELEMS_BF16": self.elems_per_thread(variant, "bfloat16"),
+                    "ELEMS_F32": self.elems_per_thread(variant, "float32")}
+        return {}
 
     def supports(self, variant, case):
         reason = super().supports(variant, case)
         if reason:
             return reason
-        self.plan(variant, case.shape[1])  # raises on an unknown strategy
+        self.plan(variant, case.shape[1], case.dtype)  # raises on an unknown strategy
         return None
 
     def launch(self, kernel, variant, case, inputs, outputs):
@@ -128,14 +145,24 @@ class RowNorm(OpSpec):
             return
         if n >= 2**31 or m >= 2**31:
             raise ValueError(f"{self.name}: M = {m} and N = {n} must each be < 2^31 (the kernels index rows with int)")
-        p = self.plan(variant, n)
+        p = self.plan(variant, n, case.dtype)
         k = kernel if p.name is None else kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
         params = (inputs["weight"], inputs["bias"]) if self.has_bias else (inputs["weight"],)
         k(inputs["x"], *params, outputs["y"], m, n, self.eps(case), grid=p.grid(m), block=p.block)
 
 
 @functools.lru_cache(maxsize=4096)
-def _plan(prefix: str, strategy: str, block: int, rows_per_block: int, n: int) -> Plan:
+def _plan(prefix: str, strategy: str, block: int, rows_per_block: int, n: int, elems: int = 0) -> Plan:
+    if strategy == "fast_rows":
+        # A warp per row up to 1024 (rows.py's instances); then one block of the fewest threads
+        # P (a power of two, 64..1024) with P x elems >= n; wider rows stream.
+        warp = rows.warp_plan(prefix, n)
+        if warp is not None:
+            return warp
+        for t in BLOCK_THREADS:
+            if n <= t * elems:
+                return Plan(f"{prefix}_block_t{t}", t, capacity=t * elems)
+        return Plan(f"{prefix}_stream_t512", 512)
     if strategy == "registers":
         # The row in registers: a warp per row up to 1024, a block up to 32768; beyond, stream.
         return rows.warp_plan(prefix, n) or rows.block_plan(prefix, n) or Plan(f"{prefix}_stream_t512", 512)

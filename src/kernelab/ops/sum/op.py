@@ -8,8 +8,9 @@ Passes. Every variant writes one partial per block into a workspace, then reduce
 partials; there are no float atomics, so each variant gives the same bits on every run for
 a given GPU and n. v0 and v1 run themselves again on their partials until one is left
 (`@finish recursive`); v2 runs a one-block kernel over its few hundred partials
-(`@finish sum_finish`). The workspace is allocated in the launch on the inputs' device,
-on torch's current stream: the outputs handed to `launch` are only what the checker poisons.
+(`@finish sum_finish`), v3 (a one-shot grid: one partial per 2^13 fp32 / 2^14 bf16 elements)
+a vectorised one. The workspace is allocated in the launch on the inputs' device, on torch's
+current stream: the outputs handed to `launch` are only what the checker poisons.
 
 Tolerance. fp32 rounding in a sum is bounded by depth x eps x sum|x_i|, so with zero-mean
 inputs (|sum| ~ sqrt(n) x sigma, far below sum|x_i| ~ n x sigma) a relative tolerance would

@@ -1,0 +1,516 @@
+"""Issue 7 sweep: the memory-bound ops' new variants and their knobs against the existing best
+variant and torch eager / torch.compile, at the bench shapes, in one process on one GPU.
+
+For each (op, case): the peers (torch eager, torch.compile), the op's current best variant, and
+each new variant at a few knob settings (header values overridden through a copy of the Variant,
+extra #ifndef macros passed as defines). Every kernelab candidate is checked against the op's
+float64 reference before it is timed (kernelab.check.check_callable on a smaller case that takes
+the same kernel instance, one seed, normal inputs), and the outputs its timed launches left at
+the bench shape are verified again (all of them for sum, 256 spread rows for the 2-D ops).
+Timing is kernelab.bench.bench (cold L2; graph replay for the launch-bound 256 x 1024 GELU).
+
+Usage (GPU machine, < 100 s on an H200, < 12 GiB of GPU memory):
+    PYTHONPATH=src python3 scripts/sweep_membound.py --out $OUT/sweep_membound.json
+    ... --ops rmsnorm,sum          only these ops        ... --quick   defaults of new variants only
+Without a GPU, --dry-run compiles every candidate for --arch (default sm_90) and prints the
+plan, registers and spills of the kernel instance each one would launch.
+Results: JSON at --out (rows with the Measurement, check, resources, knobs); a table last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from kernelab.ops import Case, discover  # noqa: E402  (no torch, no CUDA at import)
+from kernelab.check.inputs import DTYPES  # noqa: E402
+
+OPS_ORDER = ("rmsnorm", "layernorm", "sum", "gelu_bias", "softmax")
+NORM_N = 8192
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One thing to time on one case: a peer, the op's current best variant, or a new variant with knobs."""
+
+    label: str
+    kind: str  # "peer" | "existing" | "new"
+    variant: str | None = None
+    meta: dict = dataclasses.field(default_factory=dict)  # header values overridden (plan/geometry)
+    defines: dict = dataclasses.field(default_factory=dict)  # extra #ifndef macros
+    quick: bool = True  # part of --quick
+
+
+@dataclasses.dataclass
+class Sweep:
+    op: str
+    case: Case
+    mode: str  # "cold" | "graph"
+    check_case: Case | None  # where the candidates are checked before timing (same kernel instance)
+    candidates: list
+
+
+def _only_block(elems: int) -> int:
+    """The fast_rows block instance that holds N = 8192 at `elems` per thread (rmsnorm op.py's plan)."""
+    for t in (64, 128, 256, 512, 1024):
+        if NORM_N <= t * elems:
+            return t
+    raise ValueError(elems)
+
+
+def norm_candidates(op_name: str, dtype: str) -> list:
+    new = "v2_nc_prefetch" if op_name == "rmsnorm" else "v2_chan_prefetch"
+    key = "elems_bf16" if dtype == "bfloat16" else "elems_f32"
+    default_e = 32 if dtype == "bfloat16" else 16
+
+    def v2(label, elems=default_e, quick=False, **macros):
+        d = {"ONLY_BLOCK_T": _only_block(elems), **macros}
+        if dtype == "float32" and elems != default_e:
+            d.setdefault("SM_THREADS_F32", 2048 if elems <= 8 else 1024)
+        return Candidate(f"{new} {label}", "new", new, meta={key: str(elems)}, defines=d, quick=quick)
+
+    cands = [Candidate("v1_vec_regs", "existing", "v1_vec_regs"), v2("default", quick=True),
+             v2("X_LOAD=2 (v1's .cs hint)", X_LOAD=2), v2("X_LOAD=3 (nc, no L1 alloc)", X_LOAD=3)]
+    if op_name == "layernorm":
+        cands.append(v2("LN_MERGE=0 (two barriers)", LN_MERGE=0))
+    if dtype == "float32" and op_name == "rmsnorm":
+        # 2 blocks of 1024 per SM at <= 32 registers (layernorm spills there: x, w, b and the merge).
+        cands.append(v2("E=8 P=1024, 2048 thr/SM", elems=8))
+    else:
+        cands.append(v2("PARAMS_EARLY=0", PARAMS_EARLY=0))
+    return cands
+
+
+def sweeps(selected) -> list:
+    out = []
+    for op_name in ("rmsnorm", "layernorm"):
+        if op_name not in selected:
+            continue
+        for dt in ("bfloat16", "float32"):
+            out.append(Sweep(op_name, Case((32768, NORM_N), dt), "cold", Case((264, NORM_N), dt),
+                             [Candidate("torch", "peer"), Candidate("torch.compile", "peer")] +
+                             norm_candidates(op_name, dt)))
+    if "sum" in selected:
+        for dt in ("float32", "bfloat16"):
+            new = "v3_oneshot"
+            out.append(Sweep("sum", Case((1 << 28,), dt), "cold", Case(((1 << 22) + 3,), dt), [
+                Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+                Candidate("v2_vec_persistent", "existing", "v2_vec_persistent"),
+                Candidate(f"{new} U=8 (default)", "new", new),
+                Candidate(f"{new} U=4", "new", new, meta={"vectors_per_thread": "4"}, quick=False),
+                Candidate(f"{new} U=16", "new", new, meta={"vectors_per_thread": "16"}, quick=False),
+                Candidate(f"{new} U=8 X_LOAD=3", "new", new, defines={"X_LOAD": 3}, quick=False),
+            ]))
+    if "gelu_bias" in selected:
+        new = "v3_early_load"
+        out.append(Sweep("gelu_bias", Case((32768, 8192), "bfloat16"), "cold", Case((1024, 8192), "bfloat16"), [
+            Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+            Candidate("v2_fast_erfc", "existing", "v2_fast_erfc"), Candidate(f"{new} (default)", "new", new)]))
+        small = Case((256, 1024), "bfloat16")
+        out.append(Sweep("gelu_bias", small, "graph", small, [
+            Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+            Candidate("v2_fast_erfc", "existing", "v2_fast_erfc"), Candidate(f"{new} (default)", "new", new),
+            Candidate(f"{new} block=128", "new", new, meta={"block": "128"}, quick=False)]))
+    if "softmax" in selected:
+        for shape in ((32768, 8192), (2048, 131072)):
+            out.append(Sweep("softmax", Case(shape, "bfloat16"), "cold", None, [
+                Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+                Candidate("v4_dispatch", "existing", "v4_dispatch")]))
+    return out
+
+
+# ---- building kernelab candidates -----------------------------------------------------------------
+
+def variant_for(op, cand: Candidate):
+    v = op.variant(cand.variant)
+    if cand.meta:
+        v = dataclasses.replace(v, meta={**v.meta, **cand.meta})
+    return v
+
+
+def compile_args(op, cand: Candidate, arch):
+    """(path, arch, defines) exactly as the parent compiles it (the cache key must match)."""
+    from kernelab.ops.build import target_arch
+
+    v = variant_for(op, cand)
+    return str(v.path), target_arch(v, arch).sm, {**op.defines(v), **{k: v_ for k, v_ in cand.defines.items()}}
+
+
+def _compile_job(args):
+    path, arch, defines = args
+    from kernelab.gpu import compile_file
+
+    t0 = time.perf_counter()
+    m = compile_file(path, arch=arch, defines=defines)
+    return time.perf_counter() - t0, m.cache_hit
+
+
+def precompile(jobs: list, workers: int) -> float:
+    """Fill kernelab's on-disk cubin cache in parallel (spawned processes: NVRTC runs ~0.1-2 s
+    per module, one core each); the sweep's own compiles are then cache hits. Returns wall s."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    uniq = list({(p, a, tuple(sorted(d.items()))): (p, a, d) for p, a, d in jobs}.values())
+    t0 = time.perf_counter()
+    try:
+        with cf.ProcessPoolExecutor(max_workers=min(workers, len(uniq)), mp_context=mp.get_context("spawn")) as ex:
+            list(ex.map(_compile_job, uniq))
+    except Exception as e:  # the serial path below compiles whatever is missing
+        print(f"parallel precompile failed ({e!r}); each module compiles when the sweep reaches it", flush=True)
+    return time.perf_counter() - t0
+
+
+def instance_name(op, v, case) -> list:
+    """Kernel names a launch of `v` on `case` runs (for registers and spills in the results)."""
+    suffix = DTYPES[case.dtype]
+    if op.name in ("rmsnorm", "layernorm"):
+        p = op.plan(v, case.shape[1], case.dtype)
+        return [op.kernel_name(case.dtype) if p.name is None else f"{p.name}_{suffix}"]
+    if op.name == "sum":
+        return [op.kernel_name(case.dtype), v.meta.get("finish", "sum_finish").split()[0]]
+    if op.name == "softmax":
+        return []
+    return [op.kernel_name(case.dtype)]
+
+
+def resources_of(compiled, names) -> dict:
+    out = {}
+    for n in names:
+        r = compiled.resources.get(n)
+        if r is not None:
+            out[n] = {"registers": r.registers, "spill_stores": r.spill_stores, "spill_loads": r.spill_loads,
+                      "stack_frame": r.stack_frame, "shared_static": r.shared_static}
+    return out
+
+
+# ---- checks -------------------------------------------------------------------------------------
+
+def verify_timed_outputs(op, case, inputs, outputs, rows: int = 256):
+    """The outputs the timed launches left: every element for sum, `rows` spread rows for 2-D ops
+    (a float64 reference of a whole 32768 x 8192 output would take ~8 GiB)."""
+    import torch
+
+    from kernelab.check import compare_outputs, tolerance, verify_outputs
+
+    if len(case.shape) == 1:
+        r = verify_outputs(op, case, inputs, outputs)
+        return r.ok, r.detail
+    m = case.shape[0]
+    idx = torch.linspace(0, m - 1, min(rows, m), device=outputs[next(iter(outputs))].device).long().unique()
+    sub_inputs = {k: (t.index_select(0, idx).contiguous() if t.dim() == 2 else t) for k, t in inputs.items()}
+    sub_case = Case((len(idx),) + tuple(case.shape[1:]), case.dtype, params=case.params)
+    ref = op.reference(sub_case, sub_inputs)
+    nan_ok = "special" in tuple(getattr(op, "distributions", ()))
+    for name, got in outputs.items():
+        rtol, atol = tolerance(op, got.dtype)
+        cmp = compare_outputs(got.index_select(0, idx), ref[name], rtol, atol, nan_ok=nan_ok, name=name)
+        if not cmp.ok:
+            return False, cmp.summary()
+    return True, f"{len(idx)} rows of {m} within tolerance"
+
+
+# ---- the run --------------------------------------------------------------------------------------
+
+def run(args) -> int:
+    import torch
+
+    from kernelab.bench import bench
+    from kernelab.check import check_callable
+    from kernelab.gpu import KernelFault, Module, compile_file, default_arch, device_info
+    from kernelab.gpu.errors import is_sticky_message
+    from kernelab.ops import load_variant, run_variant
+
+    t_start = time.perf_counter()
+    ops = discover()
+    plan = sweeps(args.ops)
+    arch = default_arch()
+    for sw in plan:
+        sw.candidates = [c for c in sw.candidates if c.quick or not args.quick]
+
+    jobs = []
+    for sw in plan:
+        op = ops[sw.op]
+        for c in sw.candidates:
+            if c.kind != "peer":
+                jobs.append(compile_args(op, c, arch))
+    pre_s = precompile(jobs, args.workers) if args.workers > 1 else 0.0
+    print(f"precompiled {len(jobs)} modules in {pre_s:.1f} s ({args.workers} workers)", flush=True)
+
+    info = device_info()
+    results = {"schema": "kernelab.sweep_membound/1", "device": info.name, "arch": arch.sm,
+               "torch": torch.__version__, "quick": args.quick, "max_wall_s": args.max_wall,
+               "precompile_s": pre_s, "rows": []}
+
+    # The copy ceiling of this run: torch copy_ of 1 GiB fp32 (reads 1 GiB, writes 1 GiB).
+    try:
+        a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
+        b = torch.empty_like(a)
+        m = bench(lambda: b.copy_(a), mode="cold", target_rel=0.01, max_wall_s=args.max_wall, name="copy")
+        results["copy_ceiling_bps"] = 2 * a.numel() * 4 / m.median_s
+        print(f"copy ceiling: {results['copy_ceiling_bps'] / 1e12:.3f} TB/s ({m.median_s * 1e6:.1f} us)", flush=True)
+        del a, b
+    except Exception as e:
+        results["copy_ceiling_error"] = repr(e)
+
+    for sw in plan:
+        op = ops[sw.op]
+        case = sw.case
+        work = op.work(case)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        inputs = op.make_inputs(case, 0, "cuda")
+        peers = op.peers(case)
+        case_rows = []
+        print(f"\n== {op.name} {case.label} ({sw.mode})", flush=True)
+        for c in sw.candidates:
+            row = {"op": op.name, "case": case.to_dict(), "candidate": c.label, "kind": c.kind, "mode": sw.mode,
+                   "variant": c.variant, "meta": c.meta, "defines": c.defines, "status": "ok"}
+            t0 = time.perf_counter()
+            try:
+                if c.kind == "peer":
+                    peer = peers[c.label]
+                    peer(inputs)  # torch.compile compiles here, outside the timing
+                    torch.cuda.synchronize()
+
+                    def fn(peer=peer):
+                        peer(inputs)
+                    outputs = None
+                else:
+                    v = variant_for(op, c)
+                    why = op.supports(v, case)
+                    if why:
+                        raise RuntimeError(f"unsupported: {why}")
+                    if c.kind == "existing" and not c.meta and not c.defines:
+                        module = load_variant(op, v)
+
+                        def runner_for(cs, v=v):
+                            return lambda i, o: run_variant(op, v, cs, i, o)
+                    else:
+                        path, tarch, defines = compile_args(op, c, arch)
+                        compiled = compile_file(path, arch=tarch, defines=defines)
+                        module = Module(compiled, defines)
+                        row["compile_cache_hit"] = compiled.cache_hit
+
+                        def runner_for(cs, v=v, module=module):
+                            k = module.kernel(op.kernel_name(cs.dtype))
+                            return lambda i, o: op.launch(k, v, cs, i, o)
+                    names = instance_name(op, v, case)
+                    row["kernels"] = names
+                    row["resources"] = resources_of(module.compiled, names)
+                    if c.kind == "new" or args.check_existing:
+                        chk_case = sw.check_case or case
+                        r = check_callable(runner_for(chk_case), op, chk_case, seeds=(0,), dists=("normal",),
+                                           name=c.label)
+                        row["check"] = {"ok": r.ok, "reason": r.reason, "case": chk_case.label,
+                                        "detail": r.detail[:500], "max_abs": r.max_abs, "max_rel": r.max_rel}
+                        if not r.ok:
+                            row["status"] = f"failed check: {r.reason}"
+                            raise _Skip(r.detail[:300])
+                    outputs = op.make_outputs(case, inputs)
+                    launch = runner_for(case)
+
+                    def fn(launch=launch, outputs=outputs):
+                        launch(inputs, outputs)
+                m = bench(fn, mode=sw.mode, target_rel=0.01, max_wall_s=args.max_wall, name=f"{op.name}/{c.label}")
+                torch.cuda.synchronize()
+                row["median_s"] = m.median_s
+                row["gbps"] = work.bytes / m.median_s / 1e9
+                row["measurement"] = m.to_dict()
+                if outputs is not None:
+                    ok, detail = verify_timed_outputs(op, case, inputs, outputs)
+                    row["verify_after_timing"] = {"ok": ok, "detail": detail[:500]}
+                    if not ok:
+                        row["status"] = "failed: timed outputs wrong"
+            except _Skip as e:
+                row["detail"] = str(e)
+            except Exception as e:  # one candidate's failure must not lose the others
+                row["status"] = f"error: {type(e).__name__}"
+                row["detail"] = "".join(traceback.format_exception_only(type(e), e))[-800:]
+                if isinstance(e, KernelFault) or is_sticky_message(str(e)):
+                    row["detail"] += " (CUDA context lost: the remaining rows are skipped)"
+                    case_rows.append(row)
+                    results["rows"].extend(case_rows)
+                    _finish(results, args, t_start)
+                    return 1
+            fn = launch = outputs = None  # release this candidate's output before the next one allocates
+            row["wall_s"] = time.perf_counter() - t0
+            case_rows.append(row)
+            us = f"{row['median_s'] * 1e6:9.1f} us" if "median_s" in row else row["status"]
+            print(f"  {c.label:44s} {us}  ({row['wall_s']:.1f} s)", flush=True)
+        peer_times = [r["median_s"] for r in case_rows if r["kind"] == "peer" and "median_s" in r]
+        best_peer = min(peer_times) if peer_times else None
+        for r in case_rows:
+            r["x_best_peer"] = best_peer / r["median_s"] if best_peer and "median_s" in r else None
+            r["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2**30
+        results["rows"].extend(case_rows)
+        del inputs, peers
+    return _finish(results, args, t_start)
+
+
+class _Skip(Exception):
+    pass
+
+
+def _finish(results, args, t_start) -> int:
+    results["wall_s"] = time.perf_counter() - t_start
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, default=str))
+    print_table(results)
+    print(f"\nwrote {out} ({results['wall_s']:.0f} s wall)")
+    return 0
+
+
+def print_table(results) -> None:
+    ceiling = results.get("copy_ceiling_bps")
+    print(f"\n{'op':10s} {'shape':22s} {'candidate':44s} {'us':>9s} {'GB/s':>7s} {'%copy':>6s} {'x peer':>7s}  notes")
+    last = None
+    rows = results["rows"]
+    for i, r in enumerate(rows):
+        key = (r["op"], r["case"]["label"])
+        if key != last and last is not None:
+            _best_line(rows, last)
+        last = key
+        us = f"{r['median_s'] * 1e6:9.1f}" if "median_s" in r else " " * 9
+        gbps = f"{r['gbps']:7.0f}" if "gbps" in r else " " * 7
+        pct = f"{100 * r['gbps'] * 1e9 / ceiling:5.0f}%" if ceiling and "gbps" in r else " " * 6
+        x = f"{r['x_best_peer']:6.2f}x" if r.get("x_best_peer") else " " * 7
+        notes = [] if r["status"] == "ok" else [r["status"]]
+        for k, res in (r.get("resources") or {}).items():
+            spill = f" SPILL {res['spill_stores']}" if res["spill_stores"] else ""
+            notes.append(f"{k} {res['registers']}r{spill}")
+        if r["mode"] == "graph":
+            notes.append("graph")
+        print(f"{r['op']:10s} {r['case']['label']:22s} {r['candidate']:44s} {us} {gbps} {pct} {x}  {'; '.join(notes)}")
+    if last is not None:
+        _best_line(rows, last)
+
+
+def _best_line(rows, key) -> None:
+    """The fastest kernelab candidate of one (op, case) that passed its checks, against the best peer."""
+    mine = [r for r in rows if (r["op"], r["case"]["label"]) == key and r["kind"] != "peer" and r["status"] == "ok"
+            and "median_s" in r]
+    if mine:
+        b = min(mine, key=lambda r: r["median_s"])
+        x = f"{b['x_best_peer']:.2f}x the best peer" if b.get("x_best_peer") else "no peer time"
+        print(f"{'':10s} {'':22s} -> fastest kernelab: {b['candidate']} ({b['median_s'] * 1e6:.1f} us, {x})")
+    print()
+
+
+class _FakeKernel:
+    """Stands in for a loaded kernel in --dry-run: checks the launch against the C signature
+    kernelab parses from the source (what Module.kernel would accept) and records it."""
+
+    def __init__(self, module, name):
+        if name not in module.signatures:
+            raise KeyError(f"{name} is not a launchable kernel of {module.path.name} (parsed signatures: "
+                           f"{sorted(module.signatures)})")
+        self.module, self.name, self.params = module, name, module.signatures[name]
+
+    def __call__(self, *args, grid, block, **kw):
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name} takes {len(self.params)} arguments, got {len(args)}")
+        self.module.calls.append((self.name, grid, block))
+
+    def max_active_blocks_per_sm(self, block, dynamic_smem=0):
+        return 2048 // block
+
+
+class _FakeModule:
+    def __init__(self, path, defines, arch):
+        from types import SimpleNamespace
+
+        from kernelab.gpu import parse_signatures
+
+        self.path = Path(path)
+        self.signatures = parse_signatures(self.path.read_text(), defines)
+        self.compiled = SimpleNamespace(arch=arch)  # softmax's plan asks which arch the module is for
+        self.calls = []
+
+    def kernel(self, name):
+        return _FakeKernel(self, name)
+
+
+def dry_run(args) -> int:
+    """No GPU: compile every kernelab candidate for --arch, replay its launches at the bench and
+    check shapes against the parsed signatures (CPU tensors, a fake kernel), print the instances."""
+    from kernelab.gpu import compile_file
+
+    ops = discover()
+    total, bad = 0.0, 0
+    for sw in sweeps(args.ops):
+        op = ops[sw.op]
+        for c in sw.candidates:
+            if c.kind == "peer" or (args.quick and not c.quick):
+                continue
+            v = variant_for(op, c)
+            path, tarch, defines = compile_args(op, c, args.arch)
+            t0 = time.perf_counter()
+            m = compile_file(path, arch=tarch, defines=defines)
+            total += time.perf_counter() - t0
+            names = instance_name(op, v, sw.case)
+            problems = [f"not compiled: {n}" for n in names if n not in m.resources]
+            for case in {sw.case, sw.check_case or sw.case}:
+                fake = _FakeModule(path, defines, tarch)
+                small = Case((min(case.shape[0], 4),) + tuple(case.shape[1:]), case.dtype) if len(case.shape) == 2 \
+                    else Case((min(case.shape[0], (1 << 22) + 3),), case.dtype)
+                try:
+                    inputs = op.make_inputs(small, 0, "cpu")
+                    outputs = op.make_outputs(small, inputs)
+                    mod = sys.modules[type(op).__module__]
+                    patched = hasattr(mod, "resident_blocks")
+                    if patched:
+                        saved = mod.resident_blocks
+                        mod.resident_blocks = lambda kernel, block: 132 * kernel.max_active_blocks_per_sm(block)
+                    try:
+                        op.launch(fake.kernel(op.kernel_name(small.dtype)), v, small, inputs, outputs)
+                    finally:
+                        if patched:
+                            mod.resident_blocks = saved
+                    launched = [n for n, _, _ in fake.calls]
+                    problems += [f"launches {n}, not compiled" for n in launched if n not in m.resources]
+                except Exception as e:
+                    problems.append(f"launch replay on {small.label}: {type(e).__name__}: {e}")
+            res = resources_of(m, names)
+            desc = ", ".join(f"{k} {r['registers']}r spill {r['spill_stores']}/{r['spill_loads']}" for k, r in res.items())
+            print(f"{op.name:10s} {sw.case.label:22s} {c.label:44s} {desc}")
+            if any(r["spill_stores"] or r["spill_loads"] for r in res.values()):
+                problems.append("spills")
+            for p in problems:
+                bad += 1
+                print(f"  ^ {p}")
+    print(f"compile time {total:.1f} s; {bad} problem(s)")
+    return 1 if bad else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "sweep_membound.json"))
+    ap.add_argument("--ops", default=",".join(OPS_ORDER), help=f"comma-separated subset of {', '.join(OPS_ORDER)}")
+    ap.add_argument("--quick", action="store_true", help="peers, the existing best and each new variant's default only")
+    ap.add_argument("--max-wall", type=float, default=1.0, help="bench max_wall_s per candidate")
+    ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1), help="parallel NVRTC compiles")
+    ap.add_argument("--check-existing", action="store_true", help="also check the existing best variants")
+    ap.add_argument("--dry-run", action="store_true", help="no GPU: compile the candidates for --arch, print them")
+    ap.add_argument("--arch", default="sm_90", help="--dry-run's target")
+    args = ap.parse_args(argv)
+    args.ops = [o.strip() for o in args.ops.split(",") if o.strip()]
+    unknown = [o for o in args.ops if o not in OPS_ORDER]
+    if unknown:
+        ap.error(f"unknown op(s) {unknown}; choose from {', '.join(OPS_ORDER)}")
+    return dry_run(args) if args.dry_run else run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+// v3_early_load: v2 with the first row's x loaded together with the bias, so the first load of x
+// does not wait for the bias to arrive.
+//
+// What changed from v2: only the order of the loads in the aligned (16-byte) path. In v2's
+//   sm_90 SASS the bias vector is unpacked (hoisted out of the row loop) before the loop's first
+//   x load is issued, so every thread pays two dependent memory round trips before it can start
+//   computing; here the first x load is issued right after the bias load, before either is
+//   used (both LDG.E.128 back to back in the SASS). Geometry (@layout chunks), formula and the
+//   element-by-element fallback are v2's.
+// Why: at 256 x 1024 bf16 (graph mode, 1 MiB, L2-resident) each thread does one row: its life
+//   is ~launch + load latency + ~0.2 us of GELU + store, and v2 spent 2.0 us per launch against
+//   torch.compile's 1.6. The hoisted bias load adds one L2 round trip (~300-600 cycles,
+//   0.15-0.3 us at 1.98 GHz) to that chain. At 32768 x 8192 each thread walks ~60 rows, so the
+//   first load's order hardly matters there.
+// Predicted: 256 x 1024 bf16 in graph mode ~1.7-1.8 us per launch (v2 2.0, torch.compile 1.6:
+//   within the 1.1x target); 32768 x 8192 bf16 about v2's 286 us (3.75 TB/s; it is issue-bound
+//   there), fp32 about v2's.
+// Measured: BENCHMARKS.md, gelu_bias rows.
+//
+// @block 256
+// @layout chunks
+// @access_bytes 16 (loads of x and bias, stores of y, where aligned)
+#include <cuda_bf16.h>
+
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+// 8 blocks of 256 = 2048 threads per SM: caps registers at 32 (no spills on sm_80..sm_120).
+// Each thread has one row's 16-byte load in flight at a time (ptxas places each load just
+// before its use even when several rows are loaded up front, seen in the SASS), so latency is
+// hidden by warps: 64 warps x 512 B = 32 KB per SM, over the ~13 KB of reads that
+// 2.2 TB/s (half of 4.4, reads) x ~0.8 us of latency / 132 SMs needs.
+#define MIN_BLOCKS 8
+
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f32(float v);
+template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// Exact GELU through erfc, from a Chebyshev fit with relative error < 1.2e-7 everywhere
+// (Numerical Recipes, erfcc):
+//   erfc(z) = t exp(-z^2 - 1.26551223 + t P(t)),  t = 1 / (1 + z / 2),  z >= 0.
+// With z = |v| / sqrt 2, h = erfc(z) / 2 is Phi(-|v|), so Phi(v) = h for v < 0 and 1 - h
+// otherwise, and gelu(v) = v Phi(v). exp is exp2 with the coefficients pre-multiplied by
+// log2(e), the 1/2 folded into the constant (-1 in log2), and the two reciprocal/exp2 steps
+// are single MUFU instructions (rcp.approx, ex2.approx: ~1 and ~2 ulp). The tail (v < -3)
+// keeps its relative precision, which 1 + erf loses. Specials: v = +inf gives t = 0, h = 0,
+// Phi = 1, y = inf; v = -inf gives -inf x 0 = NaN, as torch does; NaN stays NaN.
+__device__ __forceinline__ float fast_rcp(float d) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
+}
+__device__ __forceinline__ float fast_exp2(float a) {  // ex2(-inf) = 0; results < 2^-126 flush to 0
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+  return r;
+}
+__device__ __forceinline__ float gelu(float v) {
+  constexpr float LOG2E = 1.4426950408889634f;
+  const float t = fast_rcp(fmaf(fabsf(v), 0.35355339059327376f, 1.0f));  // 1 / (1 + |v| / (2 sqrt 2))
+  float p = 0.17087277f * LOG2E;
+  p = fmaf(p, t, -0.82215223f * LOG2E);
+  p = fmaf(p, t, 1.48851587f * LOG2E);
+  p = fmaf(p, t, -1.13520398f * LOG2E);
+  p = fmaf(p, t, 0.27886807f * LOG2E);
+  p = fmaf(p, t, -0.18628806f * LOG2E);
+  p = fmaf(p, t, 0.09678418f * LOG2E);
+  p = fmaf(p, t, 0.37409196f * LOG2E);
+  p = fmaf(p, t, 1.00002368f * LOG2E);
+  float a = fmaf(t, p, -1.26551223f * LOG2E - 1.0f);  // log2 of exp(-1.2655 + t P(t)) / 2
+  a = fmaf(v * v, -0.5f * LOG2E, a);                  // - z^2 log2(e), z^2 = v^2 / 2
+  const float h = t * fast_exp2(a);                   // Phi(-|v|)
+  return v * (v < 0.0f ? h : 1.0f - h);
+}
+
+// 16 bytes <-> V fp32 values. bf16 -> fp32 is exact (the top half of the bits); fp32 -> bf16
+// rounds to nearest even, once.
+template <typename T>
+__device__ __forceinline__ void unpack(uint4 u, float (&f)[16 / sizeof(T)]) {
+  const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (sizeof(T) == 4) {
+      f[k] = __uint_as_float(w[k]);
+    } else {
+      f[2 * k] = __uint_as_float(w[k] << 16);
+      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 pack(const float (&f)[16 / sizeof(T)]) {
+  unsigned w[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (sizeof(T) == 4) {
+      w[k] = __float_as_uint(f[k]);
+    } else {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half
+      w[k] = *reinterpret_cast<const unsigned*>(&h);
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 gelu_bias16(uint4 xv, const float (&b)[16 / sizeof(T)]) {
+  float f[16 / sizeof(T)];
+  unpack<T>(xv, f);
+#pragma unroll
+  for (unsigned k = 0; k < 16 / sizeof(T); ++k) f[k] = gelu(f[k] + b[k]);
+  return pack<T>(f);
+}
+
+template <typename T>
+__device__ __forceinline__ void gelu_bias_vec(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
+                                              unsigned long long rows, unsigned cols) {
+  constexpr unsigned V = 16 / sizeof(T);
+  const unsigned chunks = (cols + V - 1) / V;  // 16-byte column chunks per row (the last may be partial)
+  const unsigned chunk = blockIdx.x * blockDim.x + threadIdx.x;
+  if (chunk >= chunks) return;  // no barrier in this kernel
+  const unsigned long long row0 = blockIdx.y * (unsigned long long)blockDim.y + threadIdx.y;
+  const unsigned long long step = (unsigned long long)gridDim.y * blockDim.y;
+  const bool vec = ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(bias) |
+                     reinterpret_cast<unsigned long long>(y) | (cols * sizeof(T))) & 15) == 0;
+  float b[V];
+  if (vec) {  // cols % V == 0 here, so every chunk is whole
+    if (row0 >= rows) return;
+    const uint4* __restrict__ xv = reinterpret_cast<const uint4*>(x) + chunk;  // row r: xv[r * chunks]
+    uint4* __restrict__ yv = reinterpret_cast<uint4*>(y) + chunk;
+    // Both first loads in flight before either is used (v2 waited for the bias, then loaded x).
+    const uint4 braw = __ldg(reinterpret_cast<const uint4*>(bias) + chunk);
+    uint4 cur = __ldg(xv + row0 * chunks);
+    unpack<T>(braw, b);
+    for (unsigned long long r = row0;;) {
+      yv[r * chunks] = gelu_bias16<T>(cur, b);
+      r += step;
+      if (r >= rows) break;
+      // Loading row r + step before computing row r was tried: ptxas sinks that load below the
+      // store at the 32-register cap (and at 40), and sm_80 spilled; so one row at a time, as v2.
+      cur = __ldg(xv + r * chunks);
+    }
+  } else {  // element by element: this thread's columns c0 .. c0 + V - 1 that exist
+    const unsigned c0 = chunk * V;
+#pragma unroll
+    for (unsigned k = 0; k < V; ++k) b[k] = c0 + k < cols ? to_f32(bias[c0 + k]) : 0.0f;
+    for (unsigned long long r = row0; r < rows; r += step) {
+#pragma unroll
+      for (unsigned k = 0; k < V; ++k) {
+        if (c0 + k < cols) {
+          const unsigned long long i = r * cols + c0 + k;
+          y[i] = from_f32<T>(gelu(to_f32(x[i]) + b[k]));
+        }
+      }
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) gelu_bias_bf16(const __nv_bfloat16* __restrict__ x,
+                                                                   const __nv_bfloat16* __restrict__ bias,
+                                                                   __nv_bfloat16* __restrict__ y,
+                                                                   unsigned long long rows, unsigned int cols) {
+  gelu_bias_vec<__nv_bfloat16>(x, bias, y, rows, cols);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) gelu_bias_f32(const float* __restrict__ x,
+                                                                  const float* __restrict__ bias,
+                                                                  float* __restrict__ y,
+                                                                  unsigned long long rows, unsigned int cols) {
+  gelu_bias_vec<float>(x, bias, y, rows, cols);
+}

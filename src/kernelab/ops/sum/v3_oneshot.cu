@@ -1,0 +1,194 @@
+// v3_oneshot: v2's 16-byte loads on a one-shot grid (one chunk per block, blocks dispatched in
+// address order) instead of a persistent grid-stride loop, and a vectorised second pass.
+//
+// What changed from v2: (1) the grid is sized by the data: block b sums vectors
+//   [b x 256 x U, (b + 1) x 256 x U) (U = `@vectors_per_thread`, macro VECS; all U loads of a
+//   thread issued before the first add, U x 16 B in flight per thread) and exits; v2 ran
+//   SMs x resident blocks that each strode over the whole array; (2) the second pass
+//   (`sum_finish`, one block of 1024 threads, fixed order) reads the partials as float4 with 4
+//   loads in flight per thread, since there are now thousands of them (2^28 fp32 at U = 8:
+//   32768 partials, 128 KiB, one L2 round trip) where v2 had ~1000.
+// Why: on the H200 the same change measured +6% for vector_add at 2^28 (one-shot 16-byte kernel
+//   737 us vs persistent grid stride 790 us fp32, 371 vs 396 us bf16; NOTES.md): a one-shot
+//   grid's blocks are dispatched in order and sweep memory front to back, while a static
+//   stride's blocks drift apart and spread the grid's accesses over the array. v2 bf16 ran at
+//   4.00 TB/s (134.2 us), 0.91x torch.compile's one-pass Triton reduction (121.8 us, 4.41 TB/s).
+// Determinism: no atomics; each block adds its U vectors in a fixed tree, the block tree is
+//   fixed, and the second pass adds the partials in a fixed order; the grid depends only on n,
+//   so a given input gives the same bits on every run (and on every GPU).
+// Predicted: bytes first. 2^28 fp32 reads 1.07 GB: 244 us at the 4.4 TB/s target; bf16 0.54 GB:
+//   122 us. Expect ~240-246 us fp32 (4.37-4.47 TB/s) and ~121-125 us bf16 (1.0x torch.compile),
+//   the second pass adding ~2-3 us (one launch gap plus one L2 round trip). At 2^18 it is
+//   launch-bound like v2.
+// Measured: BENCHMARKS.md, sum rows.
+//
+// Knobs (#ifndef macros): VECS (vectors per thread; from the header), X_LOAD (0 ld.global.nc,
+// 1 ld.global, 3 ld.global.nc.L1::no_allocate), FINISH_BLOCK.
+//
+// @block 256
+// @grid oneshot
+// @vectors_per_thread 8
+// @access_bytes 16 (loads of x; the only stores are one fp32 partial per block)
+// @finish sum_finish
+// @finish_block 1024
+// @deterministic yes: the grid depends only on n, every block and the second pass add in a fixed order; no float atomics.
+#include <cuda_bf16.h>
+
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef VECS
+#define VECS 8
+#endif
+#ifndef FINISH_BLOCK
+#define FINISH_BLOCK 1024
+#endif
+#ifndef X_LOAD
+#define X_LOAD 0
+#endif
+
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+__device__ __forceinline__ uint4 load16(const uint4* p) {
+#if X_LOAD == 0
+  return __ldg(p);
+#elif X_LOAD == 1
+  uint4 r;
+  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+#elif X_LOAD == 3
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+#else
+#error "X_LOAD must be 0 (ld.global.nc), 1 (ld.global) or 3 (ld.global.nc.L1::no_allocate)"
+#endif
+}
+
+// The sum of one 16-byte vector, pairwise. bf16 -> fp32 is exact (the top half of the bits).
+template <typename T>
+__device__ __forceinline__ float sum16(uint4 v) {
+  if constexpr (sizeof(T) == 4) {
+    return (__uint_as_float(v.x) + __uint_as_float(v.y)) + (__uint_as_float(v.z) + __uint_as_float(v.w));
+  } else {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    float p[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) p[k] = __uint_as_float(w[k] << 16) + __uint_as_float(w[k] & 0xffff0000u);
+    return (p[0] + p[1]) + (p[2] + p[3]);
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// Sum over a block of THREADS threads; the result is valid in thread 0. Every thread of the
+// block must call it (it has a barrier).
+template <unsigned THREADS>
+__device__ __forceinline__ float block_sum(float v) {
+  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 32 of them");
+  constexpr unsigned WARPS = THREADS / 32;
+  __shared__ float warp_sums[WARPS];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  v = 0.0f;
+  if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
+  return v;
+}
+
+template <typename T>
+__device__ __forceinline__ void oneshot_sum(const T* __restrict__ x, float* __restrict__ partial,
+                                            unsigned long long n) {
+  constexpr unsigned V = 16 / sizeof(T);  // elements per vector
+  constexpr unsigned U = VECS;            // vectors per thread, all in flight at once
+  const unsigned tid = threadIdx.x;
+
+  // A T* is always T-aligned (the launch checks), so the misalignment is whole elements: block 0
+  // adds the head (before the first 16-byte boundary) and the tail (after the last whole vector).
+  const unsigned long long mis = (reinterpret_cast<unsigned long long>(x) & 15) / sizeof(T);
+  const unsigned long long head = mis ? min((unsigned long long)(V - mis), n) : 0ull;
+  const unsigned long long nvec = (n - head) / V;
+  const uint4* __restrict__ xv = reinterpret_cast<const uint4*>(x + head);
+
+  // This block's chunk: BLOCK x U consecutive vectors; load u of the block covers BLOCK
+  // consecutive vectors (a warp reads 512 contiguous bytes per load instruction). Every block
+  // but the last takes the unpredicated path: one base pointer and U constant offsets, so all U
+  // loads issue back to back (with a 64-bit bound check per load, ptxas issued 4 of 8, then
+  // waited on the first before computing the next addresses; sm_90 SASS).
+  const unsigned long long first = (unsigned long long)blockIdx.x * (BLOCK * U);
+  const uint4* __restrict__ p = xv + first + tid;
+  uint4 v[U];
+  if (first + BLOCK * U <= nvec) {
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) v[u] = load16(p + u * BLOCK);
+  } else {
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u)  // zero bits add 0.0f
+      v[u] = first + u * BLOCK + tid < nvec ? load16(p + u * BLOCK) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  float acc[U];
+#pragma unroll
+  for (unsigned u = 0; u < U; ++u) acc[u] = sum16<T>(v[u]);
+#pragma unroll
+  for (unsigned s = 1; s < U; s *= 2)
+#pragma unroll
+    for (unsigned u = 0; u + s < U; u += 2 * s) acc[u] += acc[u + s];
+  float total = acc[0];
+  if (blockIdx.x == 0) {
+    const unsigned long long tail0 = head + nvec * V;  // fewer than V elements remain after it
+    if (tid < head) total += to_f32(x[tid]);
+    if (tid < n - tail0) total += to_f32(x[tail0 + tid]);
+  }
+  total = block_sum<BLOCK>(total);
+  if (tid == 0) partial[blockIdx.x] = total;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) sum_f32(const float* __restrict__ x,
+                                                            float* __restrict__ partial,
+                                                            unsigned long long n) {
+  oneshot_sum<float>(x, partial, n);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) sum_bf16(const __nv_bfloat16* __restrict__ x,
+                                                             float* __restrict__ partial,
+                                                             unsigned long long n) {
+  oneshot_sum<__nv_bfloat16>(x, partial, n);
+}
+
+// Second pass: one block sums `count` partials (torch.empty's allocation is 16-byte aligned, so
+// they are read as float4). Thread t adds float4s t, t + FB, ... in 4 independent accumulators
+// (4 loads in flight), then the remaining partials, then the block tree: the same order on
+// every run.
+extern "C" __global__ void __launch_bounds__(FINISH_BLOCK) sum_finish(const float* __restrict__ partial,
+                                                                      float* __restrict__ out,
+                                                                      unsigned int count) {
+  constexpr unsigned FB = FINISH_BLOCK, U = 4;
+  const unsigned tid = threadIdx.x;
+  const float4* __restrict__ p4 = reinterpret_cast<const float4*>(partial);
+  const unsigned n4 = count / 4;
+  float acc[U] = {0.0f, 0.0f, 0.0f, 0.0f};
+  unsigned i = tid;
+  for (; i + (U - 1) * FB < n4; i += U * FB) {
+    float4 a[U];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) a[u] = p4[i + u * FB];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) acc[u] += (a[u].x + a[u].y) + (a[u].z + a[u].w);
+  }
+  for (; i < n4; i += FB) {
+    const float4 a = p4[i];
+    acc[0] += (a.x + a.y) + (a.z + a.w);
+  }
+  if (4 * n4 + tid < count) acc[1] += partial[4 * n4 + tid];  // the last count % 4 partials
+  float total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  total = block_sum<FB>(total);
+  if (tid == 0) out[0] = total;
+}
