@@ -178,7 +178,7 @@ FAKE_CHILD = textwrap.dedent('''
 
 def test_supervisor_survives_wrong_crashing_dying_and_hanging_configurations(tmp_path, monkeypatch):
     sweep = _sweep_module()
-    plan = {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v1+fa2": "die",
+    plan = {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v1-first": "die",
             "v1+w4": "hang", "v2+order+lazy8": "ok"}
     script = tmp_path / "fake_child.py"
     script.write_text(f"PLAN = {json.dumps(json.dumps(plan))}\n" + FAKE_CHILD)
@@ -196,7 +196,7 @@ def test_supervisor_survives_wrong_crashing_dying_and_hanging_configurations(tmp
     assert time.time() - t0 < 20
     result = sweep.assemble(configs, builds, lines, notes, args, t0)
     status = {r["name"]: r["status"] for r in result["configs"]}
-    assert status == {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v1+fa2": "crash",
+    assert status == {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v1-first": "crash",
                       "v1+w4": "hang", "v2+order+lazy8": "ok"}, (status, notes)
     by_name = {r["name"]: r for r in result["configs"]}
     t = by_name["v2"]["timings"]["noncausal"]

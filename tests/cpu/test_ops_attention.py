@@ -56,10 +56,10 @@ def test_v2_header_names_arch_and_load_path():
 
 
 def test_v1_smem_header_matches_its_tiles():
-    # v1: Q [128][D] + 3 stages of K [64][D] and V [64][D], bf16 (the kernel traps if given less).
+    # v1: Q [128][D] + 3 stages of K [32][D] and V [32][D], bf16 (the kernel traps if given less).
     v = OP.variant("v1")
     for d in (64, 128):
-        assert v.meta_int(f"smem_d{d}") == (128 + 2 * 3 * 64) * d * 2
+        assert v.meta_int(f"smem_d{d}") == (128 + 2 * 3 * 32) * d * 2
 
 
 # ---- the op contract -----------------------------------------------------------------------
@@ -262,7 +262,8 @@ def test_v1_sass_is_mma_sync_with_ldmatrix_and_cp_async():
     # D = 128: (8 k-steps x 8 n-blocks) for S + (4 k-steps x 16 d-blocks) for P V = 128; D = 64: 64.
     assert c.get("HMMA", 0) == 192, c
     assert c.get("HGMMA", 0) == 0
-    assert c.get("LDSM", 0) == 108 and c.get("LDGSTS", 0) > 0  # Q 8+4, K 32+16, V 32+16 ldmatrix
+    # per 32-key tile and warp (32 rows): Q 16+8 (re-read from shared memory), K 16+8, V 16+8 ldmatrix.x4
+    assert c.get("LDSM", 0) == 72 and c.get("LDGSTS", 0) > 0
 
 
 # ---- the torch operator ----------------------------------------------------------------------
