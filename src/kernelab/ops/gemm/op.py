@@ -6,13 +6,14 @@ shared-memory tiles for wgmma in v7, the layout every public Hopper GEMM uses), 
 one tile loader serve A and B in the fp32 kernels. The peer is cuBLAS through torch with the
 same layout, `a @ b.T` (torch passes the transpose to cuBLAS as a flag, no copy).
 
-Dtypes. fp32 in and out with fp32 FFMA math, no TF32 (v0-v5; the peer runs with
-torch.backends.cuda.matmul.allow_tf32 = False). bf16 in and out with fp32 accumulation
-(v6-v8; tensor cores; v8 is the stretch variant, v7 in 2-block clusters with TMA multicast).
+Dtypes. fp32 in and out with fp32 FFMA math, no TF32 (v0-v5, and v9: v5 tuned by macros, see
+scripts/sweep_gemm_fp32.py; the peer runs with torch.backends.cuda.matmul.allow_tf32 = False).
+bf16 in and out with fp32 accumulation (v6-v8; tensor cores; v8 is the stretch variant, v7 in
+2-block clusters with TMA multicast).
 Shape of a Case: (M, N, K).
 
 Work. Read A and B once and write C once: (M*K + N*K + M*N) * element size bytes; 2*M*N*K
-FLOPs on the fp32 units (v0-v5) or the bf16 tensor cores (v6-v7). At 4096^3 that is 137
+FLOPs on the fp32 units (v0-v5, v9) or the bf16 tensor cores (v6-v8). At 4096^3 that is 137
 GFLOP against 201 MB (fp32): 680 FLOP/B, far right of the ridge (67 TFLOP/s / 4.3 TB/s = 16),
 so the floor is the arithmetic (2.05 ms fp32 at 67 TFLOP/s; 139 us bf16 at ~990).
 
