@@ -300,28 +300,12 @@ def run_task_in_worker(task: CandidateTask, out, exit_on_crash: bool = True) -> 
     return peak
 
 
-def _prewarm_torch_compile() -> None:
-    """Import torch.compile's machinery on a thread: the first torch.compile in a process spends
-    ~6 s importing dynamo and inductor (H200 machine, torch 2.11), which overlaps with the GPU
-    work of the ops that come first."""
-    import threading
-
-    def work():
-        try:
-            import torch._dynamo  # noqa: F401
-            import torch._inductor.compile_fx  # noqa: F401
-        except Exception:  # an optimisation only: the first torch.compile imports them anyway
-            pass
-    threading.Thread(target=work, name="prewarm-torch-compile", daemon=True).start()
-
-
 def main() -> None:  # python -m kernelab.suite_worker OUT.jsonl ; tasks on stdin, one JSON line each
     path = sys.argv[1]
     t0 = time.perf_counter()
     import torch
 
     torch.cuda.init()
-    _prewarm_torch_compile()
     with open(path, "a") as out:
         out.write(json.dumps({"ready": time.perf_counter() - t0}) + "\n")
         out.flush()

@@ -21,7 +21,7 @@ def test_quick_run_of_one_op_end_to_end(tmp_path):
     rows = {r.name: r for r in res.rows}
     assert set(rows) == {"torch", "torch.compile", "v1_vec16"}, {n: r.status for n, r in rows.items()}
     v1 = rows["v1_vec16"]
-    assert v1.status == "ok", v1.detail
+    assert all(r.status == "ok" for r in rows.values()), {n: (r.status, r.detail[:300]) for n, r in rows.items()}
     m = v1.metrics
     assert m["time_s"] >= m["floor_s"] * 0.98 and 0.5 < m["x_best_peer"] < 1.5  # same traffic as torch.add
     assert m["gbps"] > 1000 and v1.resources and v1.binary_sha256 and v1.occupancy.get("api_blocks_per_sm")

@@ -15,7 +15,8 @@
 // Predicted: 256 x 1024 bf16 in graph mode ~1.7-1.8 us per launch (v2 2.0, torch.compile 1.6:
 //   within the 1.1x target); 32768 x 8192 bf16 about v2's 286 us (3.75 TB/s; it is issue-bound
 //   there), fp32 about v2's.
-// Measured: BENCHMARKS.md, gelu_bias rows.
+// Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json): 32768x8192 283.4 us = 1.45x torch.compile (v2 1.44x); 256x1024 in
+//   graph mode 1.8 us = 0.86x (v2 0.80x), and 0.95x with 128-thread blocks. Full runs: BENCHMARKS.md.
 //
 // @block 256
 // @layout chunks

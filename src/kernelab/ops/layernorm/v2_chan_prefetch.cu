@@ -23,7 +23,10 @@
 // Predicted: bytes first. 32768 x 8192 bf16 moves 1.07 GB (+16 KiB of bias): 251 us at the copy
 //   rate (4.28 TB/s); fp32 2.15 GB: 502 us. Expect ~252-262 us bf16 (1.10-1.15x torch.compile's
 //   289, 13-17% over v1) and ~500-515 us fp32 (0.97-1.0x its 502).
-// Measured: BENCHMARKS.md, layernorm rows (generated from results JSON).
+// Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json): slower, not faster: bf16 437.7 us = 0.65x torch.compile (v1 0.955x),
+//   fp32 693.4 us = 0.72x (v1 0.94x); with two barriers (LN_MERGE=0) 0.73x / 0.87x, so the Chan merge
+//   costs most of it and the rest is the fast_rows layout for layernorm. v1 stays the best variant.
+//   Full runs: BENCHMARKS.md, layernorm rows.
 //
 // Knobs (#ifndef macros, for sweeps; defaults are the header's): X_LOAD, PARAMS_EARLY
 // (norm_rows.cuh); LN_MERGE (1: one barrier, Chan merge; 0: two block sums as v1);

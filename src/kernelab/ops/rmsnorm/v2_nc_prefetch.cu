@@ -22,7 +22,9 @@
 // Predicted: bytes first. 32768 x 8192 bf16 moves 1.07 GB: 251 us at the copy rate (4.28 TB/s);
 //   fp32 2.15 GB: 502 us. Expect ~250-258 us bf16 (0.97-1.0x torch.compile's 251) and ~500-515 us
 //   fp32 (0.97-1.0x its 499): 5-8% over v1, from the hint (~4%) and the shorter store phase.
-// Measured: BENCHMARKS.md, rmsnorm rows (generated from results JSON).
+// Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json, same process as the peers): bf16 255.2 us = 0.97x torch.compile
+//   (v1 0.92x), fp32 506.0 us = 0.98x (v1 0.91x); v1's .cs hint on x (X_LOAD=2) gives the gain back
+//   (0.92x / 0.95x): the hint was most of v1's gap. Full runs: BENCHMARKS.md, rmsnorm rows.
 //
 // Knobs (#ifndef macros, for sweeps; defaults are the header's): X_LOAD, PARAMS_EARLY
 // (norm_rows.cuh); SM_THREADS_BF16 / SM_THREADS_F32: threads per SM the register cap must

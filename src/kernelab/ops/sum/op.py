@@ -39,7 +39,7 @@ class Sum(OpSpec):
     name = "sum"
     dtypes = ("float32", "bfloat16")
     kernel_entry = "sum"
-    best_variant = "v2_vec_persistent"
+    best_variant = "v3_oneshot"  # 4.45 TB/s fp32, 1.00x torch.compile bf16 (H200 sweep); v2 0.99x
     # Keyed by the output's dtype, fp32 for both inputs. (A "bfloat16" entry would only change
     # what the checker calls "bf16 precision" when it classifies a failure.)
     tolerances = {"float32": (1e-5, 1e-5)}

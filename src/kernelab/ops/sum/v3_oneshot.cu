@@ -20,7 +20,8 @@
 //   122 us. Expect ~240-246 us fp32 (4.37-4.47 TB/s) and ~121-125 us bf16 (1.0x torch.compile),
 //   the second pass adding ~2-3 us (one launch gap plus one L2 round trip). At 2^18 it is
 //   launch-bound like v2.
-// Measured: BENCHMARKS.md, sum rows.
+// Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json): fp32 241.2 us = 4.45 TB/s (0.997x torch.compile; v2 4.42),
+//   bf16 124.4 us = 1.00x torch.compile (v2 0.99x); U = 4, 8, 16 within 1%. Full runs: BENCHMARKS.md, sum rows.
 //
 // Knobs (#ifndef macros): VECS (vectors per thread; from the header), X_LOAD (0 ld.global.nc,
 // 1 ld.global, 3 ld.global.nc.L1::no_allocate), FINISH_BLOCK.
