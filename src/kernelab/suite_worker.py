@@ -190,7 +190,11 @@ def _time_candidate(op, case, kind, name, run, row: Row, ceilings: dict, seed: i
     try:
         m = bench(fn, mode="cold", floor_s=floor_s, name=f"{op.name}/{name}", **budget)
         if m.launch_bound:
-            m = bench(fn, mode="graph", floor_s=floor_s, name=f"{op.name}/{name}", **budget)
+            # Graph replays run back to back with the data left in L2: when the working set fits in
+            # L2 the DRAM floor does not bound them (vector_add 2^20 fp32, 12 MiB, replayed in 2.5 us
+            # against a 2.56 us DRAM floor on the H200), so it is checked only for bigger ones.
+            hot_floor = floor_s if work.bytes > spec.l2_bytes else None
+            m = bench(fn, mode="graph", floor_s=hot_floor, name=f"{op.name}/{name}", **budget)
     except ImpossibleResult as e:
         row.status, row.reason, row.detail = "failed", "impossible_time", str(e)
         return
