@@ -152,7 +152,10 @@ def test_compare_tells_faster_and_same():
     naive, persistent = vector_add("v0", n), vector_add("v2", n, seed=1)
     c = compare(persistent, naive, names=("v2", "v0"), max_wall_s=3)
     assert c.verdict == "faster" and c.paired, str(c)
-    twin = vector_add("v2", n, seed=2)
+    # The twin does the same work on the same buffers: two separate allocations can differ by a real
+    # ~0.7% (an H200 run, session 2: CI [1.0007, 1.0126], "unclear"), which is placement, not noise.
+    def twin():
+        persistent()
     same = compare(persistent, twin, max_wall_s=3)
     assert same.verdict == "same", str(same)
 
