@@ -152,11 +152,12 @@ def test_compare_tells_faster_and_same():
     naive, persistent = vector_add("v0", n), vector_add("v2", n, seed=1)
     c = compare(persistent, naive, names=("v2", "v0"), max_wall_s=3)
     assert c.verdict == "faster" and c.paired, str(c)
-    # The twin does the same work on the same buffers: two separate allocations can differ by a real
-    # ~0.7% (an H200 run, session 2: CI [1.0007, 1.0126], "unclear"), which is placement, not noise.
+    # The twin does the same work on the same buffers. With the default 1% band this verdict was
+    # "unclear" in 1 of 3 H200 runs (session 2: ratio 1.0067, CI [1.0007, 1.0126]): interleaved
+    # callables of a 48 us kernel can differ by ~1% systematically, so "same" is asked within 2%.
     def twin():
         persistent()
-    same = compare(persistent, twin, max_wall_s=3)
+    same = compare(persistent, twin, max_wall_s=3, tol=0.02)
     assert same.verdict == "same", str(same)
 
 
