@@ -377,11 +377,12 @@ def run(args, out: dict) -> None:
     for shape in SMALL_SHAPES:
         if r.elapsed() > args.budget_s + 10:
             break
-        row = {"shape": shape, "cublas": r.time(r.cublas(shape), f"cublas-{shape[0]}")}
+        # each timing at its own shape's floor (the first H200 run held 2048^3 to 4096^3's floor)
+        row = {"shape": shape, "cublas": r.time(r.cublas(shape), f"cublas-{shape[0]}", shape)}
         for s in ranked[:3]:
             kernel, geo = s["_kernel"]
             c = torch.empty(shape[0], shape[1], device=DEVICE)
-            row[s["name"]] = r.time(r.launcher(kernel, geo, shape, c), f"{s['name']}-{shape[0]}")
+            row[s["name"]] = r.time(r.launcher(kernel, geo, shape, c), f"{s['name']}-{shape[0]}", shape)
         out["small"].append(row)
     for row in out["small"]:
         for key, val in row.items():
