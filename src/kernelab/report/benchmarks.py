@@ -33,9 +33,14 @@ def render_section(results: Results, source: str, section: str | None = None) ->
 
 
 def update_benchmarks_md(path: Path | str, results: Results, source: str, section: str | None = None) -> Path:
+    return write_section(path, section, render_section(results, source, section))
+
+
+def write_section(path: Path | str, section: str | None, block: str) -> Path:
+    """Put `block` (which starts and ends with the section's markers) into the file at `path`: in place
+    of the section if it is there, else appended; the text outside the markers is kept."""
     path = Path(path)
     begin, end = markers(section)
-    block = render_section(results, source, section)
     if path.is_file():
         text = path.read_text()
         if begin in text and end in text:
