@@ -389,6 +389,14 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
             in_flight, deadline, done, offset = None, time.monotonic() + timeout_s + 60, False, 0
             op_t0: dict[str, float] = {}  # when this worker started each op (for the wall of a crashed one)
             restart = None  # the op whose worker quit after a sticky fault
+
+            def worker_left(op: str) -> None:
+                """This worker ends inside `op`: report its share of the op's wall time (a fresh worker
+                reports the rest), and the op's end if nothing of it is left (no worker will say "done")."""
+                if op in op_t0 and on_wall:
+                    on_wall(op, time.monotonic() - op_t0.pop(op))
+                if on_done and not any(o == op for o, _ in remaining):
+                    on_done(op, peaks.get(op, 0))
             while not done:
                 # Poll before reading: a worker that writes its last lines and exits between a read and
                 # a poll would otherwise look like a crash and lose them.
@@ -438,11 +446,7 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                 if done:
                     break
                 if restart:
-                    op = restart
-                    if op in op_t0 and on_wall:
-                        on_wall(op, time.monotonic() - op_t0.pop(op))
-                    if on_done and not any(o == op for o, _ in remaining):
-                        on_done(op, peaks.get(op, 0))
+                    worker_left(restart)
                     proc.wait()
                     break
                 if exited or time.monotonic() > deadline:
@@ -464,11 +468,7 @@ def run_isolated_tasks(tasks: list[CandidateTask], progress=None, on_row=None, p
                     if on_row:
                         on_row(rows[-1])
                     _drop(remaining, victim)
-                    op = victim[0]
-                    if op in op_t0 and on_wall:  # this worker's share of the op; a fresh one reports the rest
-                        on_wall(op, time.monotonic() - op_t0.pop(op))
-                    if on_done and not any(o == op for o, _ in remaining):  # no worker will say "done" for it
-                        on_done(op, peaks.get(op, 0))
+                    worker_left(victim[0])
                     if progress:
                         progress(None)
                     break
