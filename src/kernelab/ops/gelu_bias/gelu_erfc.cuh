@@ -1,15 +1,11 @@
 // gelu_erfc.cuh: the element math shared by gelu_bias v2 and v3 (v3 changes only the order of
-// the loads in gelu_bias_vec): conversions, the exact GELU through a fast erfc, and the unpack /
-// GELU / pack of one 16-byte vector. Why each piece is written as it is: v2_fast_erfc.cu's header
+// the loads in gelu_bias_vec): the exact GELU through a fast erfc and the GELU of one 16-byte
+// vector (its conversions and unpack / pack are vec16.cuh's, shared with v1). Why each piece is written as it is: v2_fast_erfc.cu's header
 // and the comments below.
 #pragma once
 #include <cuda_bf16.h>
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f32(float v);
-template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+#include "vec16.cuh"  // to_f32, from_f32, unpack, pack
 
 // Exact GELU through erfc, from a Chebyshev fit with relative error < 1.2e-7 everywhere
 // (Numerical Recipes, erfcc):
@@ -46,37 +42,6 @@ __device__ __forceinline__ float gelu(float v) {
   a = fmaf(v * v, -0.5f * LOG2E, a);                  // - z^2 log2(e), z^2 = v^2 / 2
   const float h = t * fast_exp2(a);                   // Phi(-|v|)
   return v * (v < 0.0f ? h : 1.0f - h);
-}
-
-// 16 bytes <-> V fp32 values. bf16 -> fp32 is exact (the top half of the bits); fp32 -> bf16
-// rounds to nearest even, once.
-template <typename T>
-__device__ __forceinline__ void unpack(uint4 u, float (&f)[16 / sizeof(T)]) {
-  const unsigned w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    if constexpr (sizeof(T) == 4) {
-      f[k] = __uint_as_float(w[k]);
-    } else {
-      f[2 * k] = __uint_as_float(w[k] << 16);
-      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-    }
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ uint4 pack(const float (&f)[16 / sizeof(T)]) {
-  unsigned w[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    if constexpr (sizeof(T) == 4) {
-      w[k] = __float_as_uint(f[k]);
-    } else {
-      const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half
-      w[k] = *reinterpret_cast<const unsigned*>(&h);
-    }
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 template <typename T>

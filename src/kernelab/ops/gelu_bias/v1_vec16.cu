@@ -38,45 +38,10 @@
 // 2.2 TB/s (half of 4.4, reads) x ~0.8 us of latency / 132 SMs needs.
 #define MIN_BLOCKS 8
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f32(float v);
-template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+#include "vec16.cuh"  // to_f32, from_f32, unpack, pack
 
 // Exact GELU as torch's CUDA kernel writes it: v/2 (1 + erf(v / sqrt 2)).
 __device__ __forceinline__ float gelu(float v) { return 0.5f * v * (1.0f + erff(0.70710678118654752440f * v)); }
-
-// 16 bytes <-> V fp32 values. bf16 -> fp32 is exact (the top half of the bits); fp32 -> bf16
-// rounds to nearest even, once.
-template <typename T>
-__device__ __forceinline__ void unpack(uint4 u, float (&f)[16 / sizeof(T)]) {
-  const unsigned w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    if constexpr (sizeof(T) == 4) {
-      f[k] = __uint_as_float(w[k]);
-    } else {
-      f[2 * k] = __uint_as_float(w[k] << 16);
-      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-    }
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ uint4 pack(const float (&f)[16 / sizeof(T)]) {
-  unsigned w[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    if constexpr (sizeof(T) == 4) {
-      w[k] = __float_as_uint(f[k]);
-    } else {
-      const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half
-      w[k] = *reinterpret_cast<const unsigned*>(&h);
-    }
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
 
 template <typename T>
 __device__ __forceinline__ uint4 gelu_bias16(uint4 xv, const float (&b)[16 / sizeof(T)]) {
