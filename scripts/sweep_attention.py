@@ -60,7 +60,7 @@ SDPA_END_S = 12.0  # time left needed to re-time the four SDPA baselines at the 
 
 
 def arch_for(variant: str) -> str:
-    return "sm_90a" if variant == tuning.V2 else "sm_90"
+    return "sm_90a" if variant in (tuning.V2, tuning.V3) else "sm_90"
 
 
 def kernel_path(variant: str) -> Path:
@@ -100,7 +100,8 @@ def build(name: str, with_sass: bool = True) -> dict:
         text = disassemble(m.cubin)
         mix = {f.name: f.mix for f in parse_sass(text)}["attention_bf16"]
         out["sass"] = {"hgmma": mix.hgmma, "hmma": mix.hmma, "ldl": mix.ldl, "stl": mix.stl, "ldsm": mix.ldsm}
-        if cfg.variant == tuning.V2:
+        out["sass"]["utmaldg"] = text.count("UTMALDG")
+        if cfg.variant in (tuning.V2, tuning.V3):
             out["sass"]["exps_before_pv_wait"] = exps_between_waits(text)
     except Exception as e:  # no cuobjdump on the GPU machine: the resources above still tell spills
         out["sass"] = {"error": str(e)[:300]}
@@ -215,7 +216,18 @@ def child(args) -> int:
 
     (o_rtol, o_atol), (l_rtol, l_atol) = op.tolerances["bfloat16"], op.tolerances["float32"]
 
-    def check(kernel, g) -> dict:
+    def launcher(cfg, kernel, g):
+        """launch(case, inputs, outputs) for this configuration: v3 takes TMA maps and its own grid."""
+        if cfg.variant == tuning.V3:
+            from kernelab.ops.attention.v3_wgmma_tma import launch_v3
+
+            k = tuning.knobs(cfg.variant, cfg.overrides)
+            return lambda case, inputs, outputs: launch_v3(kernel, g.smem(case.shape[3]), k["BLOCK_N"],
+                                                           bool(k["PERSISTENT"]), case, inputs, outputs)
+        return lambda case, inputs, outputs: launch_attention(kernel, g.block, g.block_m, g.smem(case.shape[3]),
+                                                              case, inputs, outputs)
+
+    def check(launch) -> dict:
         rows, ok = [], True
         for shape in CHECK_SHAPES:
             for causal in (False, True):
@@ -224,7 +236,7 @@ def child(args) -> int:
                 outputs = op.make_outputs(case, inputs)
                 outputs["o"].fill_(float("nan"))
                 outputs["lse"].fill_(float("nan"))
-                launch_attention(kernel, g.block, g.block_m, g.smem(shape[3]), case, inputs, outputs)
+                launch(case, inputs, outputs)
                 synchronize()
                 ro, rl = reference(inputs["q"], inputs["k"], inputs["v"], causal)
                 co = compare(outputs["o"], ro, o_rtol, o_atol)
@@ -258,7 +270,8 @@ def child(args) -> int:
             kernel = module.kernel("attention_bf16")
             blocks = kernel.max_active_blocks_per_sm(g.block, g.smem_d128)
             emit(event="loaded", config=name, num_regs=kernel.attributes.num_regs, blocks_per_sm_d128=blocks)
-            chk = check(kernel, g)
+            launch = launcher(cfg, kernel, g)
+            chk = check(launch)
             emit(event="check", config=name, **chk)
             if not chk["ok"]:
                 continue
@@ -269,9 +282,13 @@ def child(args) -> int:
                 grid = (-(-BENCH_SHAPE[2] // g.block_m), BENCH_SHAPE[0] * BENCH_SHAPE[1])
                 smem = g.smem(BENCH_SHAPE[3])
 
-                def fn(c=int(causal), oo=oo, ll=ll):
-                    kernel(qq, kk, vv, oo, ll, BENCH_SHAPE[2], BENCH_SHAPE[3], c, scale, grid=grid,
-                           block=g.block, shared_mem=smem)
+                if cfg.variant == tuning.V3:  # TMA maps (encoded once, then cached) and its own grid
+                    def fn(case=case, outputs=outputs):
+                        launch(case, bench_inputs, outputs)
+                else:
+                    def fn(c=int(causal), oo=oo, ll=ll):
+                        kernel(qq, kk, vv, oo, ll, BENCH_SHAPE[2], BENCH_SHAPE[3], c, scale, grid=grid,
+                               block=g.block, shared_mem=smem)
 
                 m = bench(fn, mode="cold", target_rel=0.01, max_wall_s=1.5, name=f"{name} causal={causal}")
                 synchronize()

@@ -25,7 +25,7 @@ from kernelab.ops.attention import tuning
 
 ROOT = Path(__file__).resolve().parents[2]
 OP = discover()["attention"]
-TUNABLE = (tuning.V1, tuning.V2)
+TUNABLE = (tuning.V1, tuning.V2, tuning.V3)
 # ptxas notes that mean a wgmma kernel lost its asynchrony: C7508 setmaxnreg ignored, C7510 /
 # C7512 / C7513 wgmma serialised (register pressure or non-wgmma writes to its registers).
 BAD_NOTES = ("C7508", "C7510", "C7512", "C7513")
@@ -108,7 +108,7 @@ def test_configuration_builds_without_spills_or_local_memory(cfg, arch):
     assert not notes, f"{cfg.name} [{arch}]: ptxas says {notes}: {m.log}"
     mix = sass_mix(m.cubin)["attention_bf16"]
     assert mix.ldl == 0 and mix.stl == 0, f"{cfg.name} [{arch}] uses local memory"
-    if cfg.variant == tuning.V2:
+    if cfg.variant in (tuning.V2, tuning.V3):
         assert mix.hgmma > 0 and mix.hmma == 0
         # The consumers' setmaxnreg.inc draws on the 384 x 168 registers the block starts with: an
         # entry count below 168 would leave it waiting forever.
@@ -178,8 +178,8 @@ FAKE_CHILD = textwrap.dedent('''
 
 def test_supervisor_survives_wrong_crashing_dying_and_hanging_configurations(tmp_path, monkeypatch):
     sweep = _sweep_module()
-    plan = {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v1-first": "die",
-            "v1+w4": "hang", "v2+order+lazy8": "ok"}
+    plan = {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v3": "die",
+            "v3-persistent": "hang", "v3+lazy8": "ok"}
     script = tmp_path / "fake_child.py"
     script.write_text(f"PLAN = {json.dumps(json.dumps(plan))}\n" + FAKE_CHILD)
 
@@ -196,15 +196,15 @@ def test_supervisor_survives_wrong_crashing_dying_and_hanging_configurations(tmp
     assert time.time() - t0 < 20
     result = sweep.assemble(configs, builds, lines, notes, args, t0)
     status = {r["name"]: r["status"] for r in result["configs"]}
-    assert status == {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v1-first": "crash",
-                      "v1+w4": "hang", "v2+order+lazy8": "ok"}, (status, notes)
+    assert status == {"v2": "ok", "v1": "wrong", "v2+order": "crash", "v2+order+n176": "ok", "v3": "crash",
+                      "v3-persistent": "hang", "v3+lazy8": "ok"}, (status, notes)
     by_name = {r["name"]: r for r in result["configs"]}
     t = by_name["v2"]["timings"]["noncausal"]
     assert t["x_sdpa"] == pytest.approx(0.002 / 0.0025) and t["x_flash"] == pytest.approx(0.004 / 0.0025)
     assert t["tflops"] == pytest.approx(4 * 4 * 32 * 4096 * 4096 * 128 / 0.0025 / 1e12)
     assert "timings" not in by_name["v1"], "a wrong kernel is never timed"
     text = sweep.table(result)
-    assert "v2+order+lazy8" in text and "hang" in text and "0.80" in text
+    assert "v3+lazy8" in text and "hang" in text and "0.80" in text
 
 
 def test_child_checks_before_timing_and_reports_every_step(tmp_path, monkeypatch):

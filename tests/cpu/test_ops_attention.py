@@ -26,7 +26,7 @@ def _case(b, h, s, d, causal=False):
 # ---- discovery and headers -------------------------------------------------------------------
 
 def test_variants_and_known_wrong_kernels_are_discovered():
-    assert [v.name for v in OP.variants()] == ["v0_naive", "v1_fa2_mma", "v2_wgmma_pingpong"]
+    assert [v.name for v in OP.variants()] == ["v0_naive", "v1_fa2_mma", "v2_wgmma_pingpong", "v3_wgmma_tma"]
     wrong = OP.wrong_variants()
     assert [w.name for w in wrong] == ["w1_causal_off_by_one", "w2_lse_log2"]
     for w in wrong:
@@ -35,7 +35,7 @@ def test_variants_and_known_wrong_kernels_are_discovered():
     assert OP.variant(OP.fallback_variant).name == "v1_fa2_mma"
 
 
-@pytest.mark.parametrize("name", ["v0_naive", "v1_fa2_mma", "v2_wgmma_pingpong"])
+@pytest.mark.parametrize("name", ["v0_naive", "v1_fa2_mma", "v2_wgmma_pingpong", "v3_wgmma_tma"])
 def test_variant_headers_say_what_why_predicted_and_where_measured(name):
     v = OP.variant(name)
     assert v.summary.startswith(name + ":"), v.summary
@@ -210,7 +210,7 @@ def test_compiles_without_spills_or_stack(variant, arch):
     for name, r in m.resources.items():
         assert r.spills == 0 and r.stack_frame == 0, f"{variant} {name} [{arch}]: {r}"
         assert r.registers <= 255
-    if variant.startswith("v2"):
+    if variant.startswith(("v2", "v3")):
         # __launch_bounds__(384, 1): 65536 / 384 -> 168 at entry; setmaxnreg moves them to the consumers.
         assert m.resources["attention_bf16"].registers <= 168
         assert "C7508" not in m.log and "C7510" not in m.log, m.log  # setmaxnreg ignored / wgmma serialised
@@ -255,6 +255,64 @@ def test_v2_sass_is_hgmma_with_mbarriers_and_setmaxnreg():
     assert c.get("HMMA", 0) == 0
     assert c.get("LDGSTS", 0) > 0 and c.get("SYNCS", 0) > 0 and c.get("USETMAXREG", 0) >= 2
     assert c.get("LDSM", 0) == 0, "wgmma reads Q, K and V from shared memory itself"
+
+
+def test_v3_sass_is_hgmma_fed_by_tma_with_no_cp_async():
+    c = _sass_counts("v3_wgmma_tma", "sm_90a")["attention_bf16"]
+    assert c.get("HGMMA", 0) == 56, c  # the consumers are v2's
+    assert c.get("UTMALDG", 0) > 0 and c.get("LDGSTS", 0) == 0, c
+    assert c.get("USETMAXREG", 0) >= 2 and c.get("LDSM", 0) == 0
+
+
+def test_v3_launch_builds_per_head_tensor_maps_and_a_persistent_grid(monkeypatch):
+    from kernelab.gpu import tensormap
+    from kernelab.ops.attention import v3_wgmma_tma as host
+
+    calls = {}
+    monkeypatch.setattr(host, "_sm_count", lambda index: 132)
+    monkeypatch.setattr(tensormap, "tensor_map_3d", lambda t, box_rows, box_cols: ("map", tuple(t.shape), box_rows, box_cols))
+    monkeypatch.setattr(tensormap, "launch", lambda kernel, grid, block, *args, shared_mem: calls.update(
+        grid=grid, block=block, args=args, smem=shared_mem))
+    monkeypatch.setattr(host, "validate_tensors", lambda case, i, o: [i["q"], i["k"], i["v"], o["o"], o["lse"]])
+
+    class T:  # shape-only stand-in: the launch never touches data
+        def __init__(self, *shape):
+            self.shape = shape
+            self.device = type("D", (), {"index": 0})()
+
+    case = _case(4, 32, 4096, 128, causal=True)
+    ins = {n: T(4, 32, 4096, 128) for n in "qkv"}
+    outs = {"o": T(4, 32, 4096, 128), "lse": T(4, 32, 4096)}
+    host.launch_v3("kern", 164992, 176, True, case, ins, outs)
+    assert calls["grid"] == 132 and calls["block"] == 384 and calls["smem"] == 164992
+    tq, tk, tv = calls["args"][:3]
+    assert tq[2:] == (128, 64) and tk[2:] == (176, 64) and tv[2:] == (176, 64)
+    assert calls["args"][5:] == (4096, 128, 1, pytest.approx(128 ** -0.5), 128)  # S, D, causal, scale, B*H
+    host.launch_v3("kern", 164992, 128, False, _case(1, 2, 300, 64), ins, outs)
+    assert calls["grid"] == 3 * 2  # one block per 128-row tile
+
+
+def _spec3(**kw):
+    from kernelab.gpu import tensormap
+
+    base = dict(address=0x7F0000000000, rows=4096, cols=128, row_stride=128, dtype="bfloat16", box_rows=128,
+                box_cols=64, swizzle=128, planes=128, plane_stride=4096 * 128)
+    base.update(kw)
+    return tensormap.TensorMapSpec(**base)
+
+
+def test_three_d_tensor_map_specs_check_the_plane_stride():
+    assert _spec3().problems() == [] and _spec3().rank == 3 and _spec3(planes=0).rank == 2
+    assert any("planes would overlap" in p for p in _spec3(plane_stride=4095 * 128).problems())
+    assert any("multiple of 16" in p for p in _spec3(plane_stride=4096 * 128 + 1).problems())
+    assert _spec3(rows=17, plane_stride=17 * 128).problems() == []  # S = 17: a 128-row box, zeros past row 17
+
+
+def test_tensor_map_3d_refuses_what_it_cannot_describe():
+    from kernelab.gpu import ArgumentError, tensormap
+
+    with pytest.raises(ArgumentError, match="CUDA tensor"):
+        tensormap.tensor_map_3d(torch.empty(2, 3, 17, 64, dtype=torch.bfloat16), 128, 64)
 
 
 def test_v1_sass_is_mma_sync_with_ldmatrix_and_cp_async():

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.gpu
 
 OP = discover()["attention"]
 TOL = OP.tolerances  # {"bfloat16": (rtol, atol) for O, "float32": (rtol, atol) for LSE}
-FAST = ["v1_fa2_mma", "v2_wgmma_pingpong"]
+FAST = ["v1_fa2_mma", "v2_wgmma_pingpong", "v3_wgmma_tma"]
 
 
 def _case(b, h, s, d, causal=False):

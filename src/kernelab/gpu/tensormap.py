@@ -10,6 +10,7 @@ and the host side is
 
     from kernelab.gpu import tensormap
     tm = tensormap.tensor_map_2d(x, box_rows=128, box_cols=64, swizzle=128)   # x: 2-D CUDA tensor
+    tm = tensormap.tensor_map_3d(x, box_rows=128, box_cols=64)   # x: [planes, rows, cols]; box 1 plane deep
     tensormap.launch(kernel, grid, block, tm, out, n, shared_mem=...)
 
 How, and why this route (each step is the one DeepGEMM's Python runtime uses in production):
@@ -33,6 +34,7 @@ shared-memory opt-in, clusters, the same errors.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -60,8 +62,11 @@ MAX_BOX = 256  # elements per box side (driver limit)
 
 @dataclass(frozen=True)
 class TensorMapSpec:
-    """Everything a 2-D tiled tensor map encodes. Rows are the outer dimension, columns the
-    contiguous one; the box is what one `cp.async.bulk.tensor.2d` moves."""
+    """Everything a 2-D (or 3-D) tiled tensor map encodes. Rows are the outer dimension of a
+    plane, columns the contiguous one; the box is what one `cp.async.bulk.tensor.2d` moves. With
+    `planes` > 0 the map is 3-D, [planes][rows][cols] with `plane_stride` elements between planes,
+    and the box is one plane deep (`cp.async.bulk.tensor.3d`): rows past `rows` read as zeros
+    inside each plane, which is what a per-head bound needs (attention's [B*H][S][D])."""
 
     address: int
     rows: int
@@ -71,6 +76,12 @@ class TensorMapSpec:
     box_rows: int
     box_cols: int
     swizzle: int = 128  # bytes: 0, 32, 64 or 128
+    planes: int = 0  # 0: a 2-D map; > 0: a 3-D map with this many planes
+    plane_stride: int = 0  # elements between the starts of consecutive planes (3-D only)
+
+    @property
+    def rank(self) -> int:
+        return 3 if self.planes else 2
 
     @property
     def itemsize(self) -> int:
@@ -102,6 +113,16 @@ class TensorMapSpec:
             out.append(f"row stride {self.row_stride} is shorter than a row ({self.cols} elements): rows would overlap")
         if stride_bytes >= 1 << 40:
             out.append(f"row stride {stride_bytes} bytes is over the 2^40 limit")
+        if self.planes:
+            plane_bytes = self.plane_stride * self.itemsize
+            if not 1 <= self.planes <= 1 << 32:
+                out.append(f"{self.planes} planes is outside 1..2^32")
+            if self.planes > 1 and plane_bytes % 16:
+                out.append(f"plane stride {self.plane_stride} elements = {plane_bytes} bytes is not a multiple of 16")
+            if self.planes > 1 and self.plane_stride < self.rows * max(self.row_stride, self.cols):
+                out.append(f"plane stride {self.plane_stride} is shorter than a plane ({self.rows} rows): planes would overlap")
+            if plane_bytes >= 1 << 40:
+                out.append(f"plane stride {plane_bytes} bytes is over the 2^40 limit")
         for side, v in (("box_rows", self.box_rows), ("box_cols", self.box_cols)):
             if not 1 <= v <= MAX_BOX:
                 out.append(f"{side} = {v} is outside 1..{MAX_BOX}")
@@ -164,14 +185,19 @@ def encode(spec: TensorMapSpec) -> TensorMap:
 
     dtype_enum = getattr(driver.CUtensorMapDataType, DTYPES[spec.dtype][0])
     swizzle_enum = getattr(driver.CUtensorMapSwizzle, SWIZZLES[spec.swizzle])
-    # The driver lists dimensions innermost first: (cols, rows); strides for dims 1.. in bytes.
+    # The driver lists dimensions innermost first: (cols, rows[, planes]); strides for dims 1.. in bytes.
     stride_bytes = max(spec.row_stride, spec.cols) * spec.itemsize
+    dims, strides, box = [spec.cols, spec.rows], [stride_bytes], [spec.box_cols, spec.box_rows]
+    if spec.planes:
+        dims.append(spec.planes)
+        strides.append(max(spec.plane_stride, spec.rows * max(spec.row_stride, spec.cols)) * spec.itemsize)
+        box.append(1)
     err, handle = driver.cuTensorMapEncodeTiled(
-        dtype_enum, 2, spec.address,
-        [driver.cuuint64_t(spec.cols), driver.cuuint64_t(spec.rows)],
-        [driver.cuuint64_t(stride_bytes)],
-        [driver.cuuint32_t(spec.box_cols), driver.cuuint32_t(spec.box_rows)],
-        [driver.cuuint32_t(1), driver.cuuint32_t(1)],
+        dtype_enum, spec.rank, spec.address,
+        [driver.cuuint64_t(x) for x in dims],
+        [driver.cuuint64_t(x) for x in strides],
+        [driver.cuuint32_t(x) for x in box],
+        [driver.cuuint32_t(1)] * spec.rank,
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         swizzle_enum,
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -194,6 +220,29 @@ def tensor_map_2d(t, box_rows: int, box_cols: int, swizzle: int = 128) -> Tensor
     if not getattr(t, "is_cuda", False):
         raise ArgumentError(f"tensor_map_2d needs a CUDA tensor, got one on {getattr(t, 'device', type(t).__name__)}")
     return encode(spec_for(t, box_rows, box_cols, swizzle))
+
+
+def tensor_map_3d(t, box_rows: int, box_cols: int, swizzle: int = 128) -> TensorMap:
+    """A 3-D tiled tensor map over the CUDA tensor `t` viewed as [planes, rows, cols] (a 4-D
+    [B, H, S, D] tensor counts as [B*H, S, D] when its first two dimensions merge), moving boxes of
+    `box_rows` x `box_cols` one plane deep. Rows past a plane's end read as zeros.
+
+    The map holds `t`'s address, not a reference: keep `t` alive while kernels use the map.
+    """
+    if not getattr(t, "is_cuda", False):
+        raise ArgumentError(f"tensor_map_3d needs a CUDA tensor, got one on {getattr(t, 'device', type(t).__name__)}")
+    if t.numel() == 0:
+        raise ArgumentError(f"tensor_map_3d needs a non-empty tensor, got shape {tuple(t.shape)}: skip the launch instead")
+    if t.dim() == 4:
+        if t.shape[1] > 1 and t.shape[0] > 1 and t.stride(0) != t.shape[1] * t.stride(1):
+            raise ArgumentError(f"tensor_map_3d: the first two dimensions of shape {tuple(t.shape)} (strides "
+                                f"{tuple(t.stride())}) do not merge into one. Fix: .contiguous()")
+        t = t.flatten(0, 1)
+    if t.dim() != 3:
+        raise ArgumentError(f"tensor_map_3d needs a 3-D (or 4-D) tensor, got shape {tuple(t.shape)}")
+    plane = spec_for(t[0], box_rows, box_cols, swizzle)
+    plane_stride = int(t.stride(0)) if t.shape[0] > 1 else plane.rows * max(plane.row_stride, plane.cols)
+    return encode(dataclasses.replace(plane, address=t.data_ptr(), planes=int(t.shape[0]), plane_stride=plane_stride))
 
 
 # ---- launch ---------------------------------------------------------------------------
@@ -309,6 +358,7 @@ def max_active_clusters(kernel, block, cluster, shared_mem: int = 0) -> int | No
     key = (kernel.name, id(kernel.module), _m._dims(block, "block"), _m._dims(cluster, "cluster"), int(shared_mem))
     if key not in _clusters:
         kernel._ensure_smem(shared_mem)
+        kernel.allow_cluster(cluster)  # clusters of more than 8 blocks: the query needs it too
         handle = kernel._k.handle
         func = _function(driver, kernel)
         if isinstance(handle, driver.CUkernel):
@@ -338,6 +388,8 @@ def launch(kernel, grid, block, *args, shared_mem: int = 0, cluster=None, stream
     key = (_m._dims(grid, "grid"), b, int(shared_mem), None if cluster is None else _m._dims(cluster, "cluster"), handle)
     config = _configs.get(key)
     if config is None:  # building one costs ~20 Python attribute writes; launches repeat configs
+        if cluster is not None:
+            kernel.allow_cluster(cluster)
         config = _config(driver, grid, block, shared_mem, cluster, handle)
         if len(_configs) < 256:
             _configs[key] = config
