@@ -2,7 +2,8 @@
 
     PYTHONPATH=src python3 scripts/sweep_gemm_fp32.py --out $OUT/sweep_gemm_fp32.json
     PYTHONPATH=src python3 scripts/sweep_gemm_fp32.py --list                 # the settings, no GPU
-    PYTHONPATH=src python3 scripts/sweep_gemm_fp32.py --only t16x8_128x128,ctl_regs --out x.json
+    PYTHONPATH=src python3 scripts/sweep_gemm_fp32.py --dry-run              # compile all, SASS mix, no GPU
+    PYTHONPATH=src python3 scripts/sweep_gemm_fp32.py --only t8x8_128x128_k32,regs_intl --out x.json
 
 Per setting (CONFIGS, in priority order; --budget-s cuts the tail, never the head):
   1. compile v9 with its -D defines (NVRTC, the current GPU's arch): registers, spills;
@@ -15,8 +16,8 @@ cuBLAS (torch.mm(a, b.T), allow_tf32 = False) is timed at the start, the middle 
 clock drift shows; a setting's ratio is to the mean of those medians. v5 (measured 0.76x) is
 timed too: `x v5` is the gain over it in the same process. Then, budget left: the fastest
 setting against cuBLAS interleaved sample by sample (kernelab.bench.compare, with a 95% CI),
-and the three fastest at 2048^3 and 1024^3. ~50-75 s on an H200. JSON to --out (every
-Measurement in full); a table sorted by ratio to cuBLAS is printed last.
+and the three fastest at 2048^3 and 1024^3. ~45-75 s on an H200 (11 settings and v5). JSON to
+--out (every Measurement in full); a table sorted by ratio to cuBLAS is printed last.
 
 Reading the table: `x cuBLAS` is the ratio of medians (higher is better; the goal is >= 0.90);
 the `paired` line is the decisive figure for the winner. `MHz` is the mean SM clock during the
@@ -49,54 +50,51 @@ def knobs(**kw) -> dict:
     """A full setting: every geometry knob spelled out, so a name keeps its meaning when v9's
     defaults change. Base: 128x128x8 C tile, 3-stage cp.async, interleaved lanes, 2 blocks/SM."""
     base = dict(BM=128, BN=128, BK=8, WARPS_M=2, WARPS_N=2, TM=16, TN=8, LANES_M=4, LANE_MAP=1, LOADER=1,
-                STAGES=3, MIN_BLOCKS=2)
+                STAGES=3, MIN_BLOCKS=2, GROUP_M=0)
     base.update(kw)
     return base
 
 
 T8X8 = dict(WARPS_M=4, WARPS_N=2, TM=8, TN=8)  # 8 warps of 32x64, lanes 4x8, 8x8 per thread (CUTLASS's SIMT)
-T16 = dict(WARPS_M=4, WARPS_N=2, TM=16, BM=256, MIN_BLOCKS=1)  # 8 warps of 64x64, 16x8 per thread, 256x128
+
+W2X4 = dict(WARPS_M=2, WARPS_N=4, TM=8, TN=8, LANES_M=8)  # regs_intl's geometry: 8 warps of 64x32, lanes 8x4
+REGS = dict(LOADER=0, STAGES=2)  # v5's loader: LDG.128 + transposed STS.32, 2 stages
 
 # (name, -D defines, why). Order = priority (the budget drops the tail). One of them must equal
 # v9's defaults (tests/cpu/test_gemm_fp32_tuned.py checks it), so the registered variant is always
-# measured. "instr / FFMA": SASS instructions of the hot k-loop per FFMA (NVRTC 13.0, sm_90).
+# measured. "instr / FFMA": SASS instructions of the hot k-loop per FFMA (NVRTC 13.0, sm_90; --dry-run
+# prints them). Round 1 (docs/runs/2026-11-30-h200-sweep_gemm_fp32.json) measured 15 settings; its
+# losers are gone (16x8 tiles at 2 blocks/SM and 1 block/SM, 128x256 and 256x128 blocks, v5's lane
+# order, 4 stages); the numbers in `why` are round 1's ratios to cuBLAS.
 CONFIGS: list[tuple[str, dict, str]] = [
-    ("t16x8_128x128", knobs(),
-     "the default: 4 warps of 64x64 (16x8 per thread), 128x128x8, 3 stages, 2 blocks/SM - the shape in "
-     "cuBLAS's sm80 SIMT kernel names as remembered (tilesize128x128x8_stage3_warpsize2x2x1_ffma; the "
-     "run records the real one); 1138 instr / 1024 FFMA"),
     ("t8x8_128x128_k16", knobs(**T8X8, BK=16),
-     "8 warps of 8x8 threads (CUTLASS's SIMT shape), BK 16: 4 warps per scheduler; 1157 / 1024"),
-    ("t16x8_256x128_k16", knobs(**T16, BK=16),
-     "16x8 threads in 256x128 blocks of 8 warps, 1 block/SM, BK 16: the fewest instructions "
-     "(2237 / 2048) and 43 FLOP/B of L2 traffic"),
-    ("t8x8_128x128", knobs(**T8X8),
-     "CUTLASS's SIMT SGEMM exactly (128x128x8, warps 32x64, RowMajorInterleaved<2>) with Ampere's "
-     "3-stage cp.async: 0.25 shared registers per FFMA against 16x8's 0.19; 595 / 512"),
-    ("t16x8_128x128_k16", knobs(BK=16),
-     "the default with BK 16: half the barriers and copy overhead per FFMA (2260 / 2048)"),
-    ("t16x8_256x128", knobs(**T16),
-     "256x128 with BK 8 (1131 / 1024): one block of 8 warps per SM"),
-    ("t8x16_128x256", knobs(BN=256, TM=8, TN=16, LANES_M=8, WARPS_M=2, WARPS_N=4, MIN_BLOCKS=1),
-     "the transpose of t16x8_256x128 (warps 2x4 of 64x64, lanes 8x4)"),
-    ("ctl_regs", knobs(LOADER=0, STAGES=2, LANE_MAP=0, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8),
-     "control: v5's geometry, loads and lanes (LDG.128 + transposed STS, 2 stages) with only the "
-     "hot-loop clean-up; its ratio to v5 is that clean-up's gain"),
-    ("regs_intl", knobs(LOADER=0, STAGES=2, LANE_MAP=1, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8),
-     "control + interleaved lanes: the lane order alone, under register staging"),
-    ("t8x8_v5lanes", knobs(**T8X8, LANE_MAP=0),
-     "t8x8_128x128 with v5's lane order: if equal, the LDS.128 pair-packing rule does not hold here "
-     "or does not matter"),
-    ("t16x8_v5lanes", knobs(LANE_MAP=0),
-     "the default with plain row-major lanes: the same question for 16x8 tiles"),
-    ("t8x8_128x128_k16_s4", knobs(**T8X8, BK=16, STAGES=4),
-     "t8x8_128x128_k16 with a 4-deep ring (2 x 68 KB per SM)"),
-    ("t8x8_128x128_k16_s2", knobs(**T8X8, BK=16, STAGES=2),
-     "t8x8_128x128_k16 with 2 stages: loads get BK-1 k-steps of cover"),
-    ("t8x8_128x256_512thr", knobs(BN=256, WARPS_M=4, WARPS_N=4, TM=8, TN=8, MIN_BLOCKS=1, XFRAG=0),
-     "one 512-thread block per SM (16 warps of 8x8): 43 FLOP/B at 16 warps, one 16-warp barrier"),
-    ("t16x8_256x128_k16_s4", knobs(**T16, BK=16, STAGES=4),
-     "t16x8_256x128_k16 with 4 stages (100 KB)"),
+     "the default (round 1: 0.872x): 8 warps of 32x64, lanes 4x8 interleaved, 8x8 per thread, 128x128x16, "
+     "3-stage cp.async, 2 blocks/SM; 1157 instr / 1024 FFMA"),
+    ("regs_intl", knobs(**REGS, LANE_MAP=1, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8),
+     "control, round 1's best (0.873x): v5's geometry (warps 2x4 of 64x32, lanes 8x4) and register-staged "
+     "loads at BK 8, with the clean hot loop and interleaved lanes; 583 / 512"),
+    ("t16x8_128x128", knobs(),
+     "control (0.826x): cuBLAS's own tile (128x128x8, 4 warps of 64x64, 3 stages), 16x8 per thread, 255 regs"),
+    ("t8x8_128x128_k32", knobs(**T8X8, BK=32),
+     "the default with BK 32 (99 KB, still 2 blocks/SM): half the barriers, ring bookkeeping and copy "
+     "address maths per FFMA again (BK 8 -> 16 paid +4%); 2267 / 2048 = 90.3% FFMA. Predicted +1.5-2.5%"),
+    ("t8x8_128x128_k32_s2", knobs(**T8X8, BK=32, STAGES=2),
+     "BK 32 with 2 stages (66 KB): copies get one k-tile (32 k-steps, ~4 us) of cover; predicted = k32 +-0.5%"),
+    ("w2x4_k8_cp", knobs(**W2X4, BK=8),
+     "regs_intl's exact geometry with the cp.async ring instead of register staging: isolates the loader "
+     "(round 1 compared them only across warp shapes); 595 / 512. Predicted 0.84-0.87x"),
+    ("w2x4_k16", knobs(**W2X4, BK=16),
+     "warps 2x4 of 64x32 (lanes 8x4) with the 3-stage cp.async ring at BK 16; 1157 / 1024. Predicted 0.87-0.88x"),
+    ("w2x4_k32", knobs(**W2X4, BK=32),
+     "the same at BK 32; 2267 / 2048. Predicted 0.88-0.89x"),
+    ("t8x8_128x128_k16_g16", knobs(**T8X8, BK=16, GROUP_M=16),
+     "the default in grouped block order, 16 tile-rows per group: the 264 resident blocks cover ~16x16.5 "
+     "tiles instead of 8.25x32, ~20% fewer distinct A+B rows per k-slice. DRAM is ~80 us of 3100 (A+B "
+     "re-read once per wave), so predicted +0-1%"),
+    ("t8x8_128x128_k32_g16", knobs(**T8X8, BK=32, GROUP_M=16),
+     "BK 32 and grouped order together: the predicted best (+2-3%, 0.89-0.90x)"),
+    ("regs_intl_g16", knobs(**REGS, LANE_MAP=1, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8, GROUP_M=16),
+     "regs_intl in grouped block order; predicted +0-1%"),
 ]
 
 _DEFAULT = re.compile(r"^#ifndef (\w+)\s*\n#define \1 ([^\n/]+?)\s*(?://.*)?$", re.MULTILINE)
@@ -134,11 +132,84 @@ def tag(p: dict | None) -> str:
     if p is None:
         return "v5: 128x128x8 t8x8 w2x4 regs2 rowmaj"
     return (f"{p['BM']}x{p['BN']}x{p['BK']} t{p['TM']}x{p['TN']} w{p['WARPS_M']}x{p['WARPS_N']} "
-            f"{'cp' if p['LOADER'] else 'regs'}{p['STAGES']} {'intl' if p['LANE_MAP'] else 'rowmaj'}")
+            f"{'cp' if p['LOADER'] else 'regs'}{p['STAGES']} {'intl' if p['LANE_MAP'] else 'rowmaj'}"
+            + (f" g{p['GROUP_M']}" if p.get("GROUP_M") else ""))
 
 
 def v5_geometry() -> dict:
     return {"block": 256, "tile": (128, 128), "smem": 0}
+
+
+# ---- no GPU: compile every setting and read its SASS ------------------------------------------
+
+_SASS_INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);")
+
+
+def hot_loop(sass: str) -> list[str]:
+    """The instructions of the densest loop that holds FFMAs (the span of a backward branch with the
+    highest FFMA share): the k-loop, fully unrolled over one k-tile (NVRTC may unroll two)."""
+    ins = [(int(m[1], 16), m[2].strip()) for m in _SASS_INSTR.finditer(sass)]
+    best: list[str] = []
+    best_share = 0.0
+    for addr, text in ins:
+        m = re.search(r"BRA (0x[0-9a-f]+)", text)
+        if m and int(m[1], 16) < addr:
+            body = [t for a, t in ins if int(m[1], 16) <= a <= addr]
+            share = sum(_opcode(t) == "FFMA" for t in body) / len(body)
+            if share > best_share:
+                best, best_share = body, share
+    return best
+
+
+def _opcode(text: str) -> str:
+    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0].split(".")[0]
+
+
+def loop_mix(body: list[str]) -> dict:
+    """Instruction classes of the hot loop: FFMA, shared reads, copies, barriers, the rest."""
+    full = [re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body]
+    mix = {"instr": len(body), "ffma": sum(o == "FFMA" for o in full), "lds128": sum(o == "LDS.128" for o in full),
+           "lds_other": sum(o.startswith("LDS") and o != "LDS.128" for o in full),
+           "ldgsts": sum(o.startswith("LDGSTS") for o in full), "ldg": sum(o.startswith("LDG.") for o in full),
+           "sts": sum(o.startswith("STS") for o in full), "bar": sum(o.startswith("BAR") for o in full)}
+    mix["other"] = mix["instr"] - sum(v for k, v in mix.items() if k != "instr")
+    mix["ffma_share"] = mix["ffma"] / mix["instr"] if mix["instr"] else 0.0
+    return mix
+
+
+def dry_run(arch: str = "sm_90", names: list[str] | None = None) -> int:
+    """Compile every setting (NVRTC, no GPU), print registers, spills, occupancy and the hot loop's
+    instruction mix; 1 if any setting fails to build or spills."""
+    from kernelab.analysis import occupancy
+    from kernelab.analysis.sass import disassemble
+    from kernelab.gpu import compile_file
+
+    rc = 0
+    print(f"{'setting':22s} {'regs':>4s} {'spill':>5s} {'smem':>6s} {'blk/SM':>6s} {'loop':>5s} {'FFMA':>5s} "
+          f"{'share':>5s} {'LDS128':>6s} {'LDGSTS':>6s} {'LDG':>3s} {'STS':>3s} {'other':>5s}  {arch}, "
+          f"hot k-loop per unrolled k-tile")
+    for name, defines, _ in CONFIGS:
+        if names and name not in names:
+            continue
+        p = params(defines)
+        g = geometry(p)
+        try:
+            m = compile_file(V9, arch=arch, defines=dict(defines))
+        except Exception as e:
+            print(f"{name:22s} COMPILE ERROR {str(e)[-300:]}")
+            rc = 1
+            continue
+        r = m.resources["gemm_f32"]
+        spill = r.spill_stores + r.spill_loads + r.stack_frame
+        occ = occupancy(arch, g["block"], r.registers, g["smem"], barriers=r.barriers)
+        mix = loop_mix(hot_loop(disassemble(m.cubin)))
+        flag = "  SPILLS" if spill else ("  < MIN_BLOCKS" if occ.blocks_per_sm < p["MIN_BLOCKS"] else "")
+        print(f"{name:22s} {r.registers:4d} {spill:5d} {g['smem']:6d} {occ.blocks_per_sm:6d} {mix['instr']:5d} "
+              f"{mix['ffma']:5d} {mix['ffma_share']:5.3f} {mix['lds128']:6d} {mix['ldgsts']:6d} {mix['ldg']:3d} "
+              f"{mix['sts']:3d} {mix['other']:5d}  {tag(p)}{flag}", flush=True)
+        if spill or occ.blocks_per_sm < p["MIN_BLOCKS"]:
+            rc = 1
+    return rc
 
 
 # ---- GPU part ---------------------------------------------------------------------------------
@@ -447,7 +518,13 @@ def main(argv=None) -> int:
                          "and the small shapes get 10 s more (worst case ~75 s in all on an H200)")
     ap.add_argument("--max-wall-s", type=float, default=1.5, help="cap on one timing's sampling (bench max_wall_s)")
     ap.add_argument("--list", action="store_true", help="print the settings and their geometry; no GPU needed")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="compile every setting here (NVRTC, no GPU) and print registers, spills, blocks/SM and "
+                         "the hot loop's instruction mix; exit 1 if any spills")
+    ap.add_argument("--arch", default="sm_90", help="--dry-run's target (default sm_90, the H200)")
     args = ap.parse_args(argv)
+    if args.dry_run:
+        return dry_run(args.arch, list(filter(None, args.only.split(","))) or None)
     if args.list:
         for name, defines, why in CONFIGS:
             g = geometry(params(defines))

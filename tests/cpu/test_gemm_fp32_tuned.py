@@ -72,6 +72,27 @@ def test_sweep_lists_without_a_gpu(capsys):
     assert all(name in out for name in SETTINGS)
 
 
+@needs_cuobjdump
+def test_dry_run_compiles_and_prints_the_loop_mix(capsys):
+    """--dry-run builds here (no GPU) and prints each setting's registers, spills and hot-loop mix."""
+    assert SWEEP.main(["--dry-run", "--only", "t8x8_128x128_k16,regs_intl"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert set(rows) == {"t8x8_128x128_k16", "regs_intl"}
+    regs, spill, smem, blocks, loop, ffma = map(int, rows["t8x8_128x128_k16"][1:7])
+    assert spill == 0 and smem == SWEEP.geometry(DEFAULT)["smem"] and blocks == 2
+    assert ffma == 8 * 8 * 16 and 0.85 <= ffma / loop < 1  # one k-tile: 8x8 FFMAs per k, 16 k
+    assert int(rows["t8x8_128x128_k16"][8]) == 64 and int(rows["regs_intl"][11]) == 8  # LDS.128; STS
+
+
+def test_group_m_changes_the_block_order_only():
+    """GROUP_M is a define the kernel reads (default 0: launch order) and every setting spells out."""
+    assert DEFAULT["GROUP_M"] == 0
+    assert all("GROUP_M" in d for d in SETTINGS.values())
+    assert any(d["GROUP_M"] for d in SETTINGS.values())
+    g = SWEEP.geometry(SWEEP.params({"GROUP_M": 16}))
+    assert g == SWEEP.geometry(DEFAULT)  # same grid, block and shared memory
+
+
 def test_sweep_logic_on_the_cpu_with_fakes(monkeypatch, tmp_path, capsys):
     """The sweep end to end except the GPU: every setting built (the real cubin), checked against
     float64 (a setting whose kernel errs must fail its check and go untimed), timed, ranked, the
@@ -83,7 +104,7 @@ def test_sweep_logic_on_the_cpu_with_fakes(monkeypatch, tmp_path, capsys):
     import kernelab.bench
     import kernelab.gpu
 
-    bad = "t16x8_v5lanes"
+    bad = "w2x4_k16"
     fake_median = {"v5": 3.5e-3, "cublas": 2.7e-3}
 
     class FakeKernel:
@@ -158,16 +179,8 @@ def _sass(cubin: bytes, tmp_path) -> str:
 
 def _hot_loop(sass: str) -> tuple[int, int]:
     """(instructions, FFMAs) of the densest loop (a backward branch's span) that holds FFMAs."""
-    ins = [(int(m[1], 16), m[2]) for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", sass)]
-    best = (0, 0)
-    for addr, text in ins:
-        m = re.search(r"BRA (0x[0-9a-f]+)", text)
-        if m and int(m[1], 16) < addr:
-            body = [t for a, t in ins if int(m[1], 16) <= a <= addr]
-            ffma = sum(bool(re.match(r"(@!?P\w+\s+)?FFMA\b", t)) for t in body)
-            if ffma and (not best[1] or ffma / len(body) > best[1] / best[0]):
-                best = (len(body), ffma)
-    return best
+    mix = SWEEP.loop_mix(SWEEP.hot_loop(sass))
+    return mix["instr"], mix["ffma"]
 
 
 def _assert_no_local_memory(m, what):
@@ -206,7 +219,7 @@ def test_default_hot_loop_budget(tmp_path):
     assert ffma == DEFAULT["TM"] * DEFAULT["TN"] * DEFAULT["BK"] and ffma / n >= 0.88, (n, ffma)
 
 
-@pytest.mark.parametrize("name,arch", [("default", a) for a in CI_ARCHS] + [("ctl_regs", "sm_90")])
+@pytest.mark.parametrize("name,arch", [("default", a) for a in CI_ARCHS] + [("regs_intl", "sm_90")])
 def test_builds_for_every_ci_arch_without_spills(arch, name):
     """The variant as registered on every CI arch; the register-staged control (a sweep setting, not
     a library kernel) where the sweep runs it (under NVRTC 13.5 it spills 12 bytes on sm_80)."""
@@ -247,7 +260,7 @@ struct alignas(16) float4 { float x, y, z, w; };
 static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 struct I3 { int x = 0, y = 0, z = 0; };
 thread_local I3 threadIdx;
-I3 blockIdx;
+I3 blockIdx, gridDim;
 std::barrier<>* g_bar;
 char* g_smem;
 #define __syncthreads() g_bar->arrive_and_wait()
@@ -288,6 +301,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < (size_t)N * K; ++i) B[i] = rnd();
   std::vector<char> smem(smem_bytes + 16);
   g_smem = (char*)(((size_t)smem.data() + 15) & ~(size_t)15);
+  gridDim.x = (N + BN - 1) / BN; gridDim.y = (M + BM - 1) / BM;
   for (int by = 0; by < (M + BM - 1) / BM; ++by)
     for (int bx = 0; bx < (N + BN - 1) / BN; ++bx) {
       for (size_t i = 0; i < smem_bytes / 4; ++i) ((float*)g_smem)[i] = NAN;
@@ -337,7 +351,12 @@ EMU_SUBST = [
 # k-tile goes first); many k-tiles (the ring wraps); K < BK; 1-element offset views (unaligned).
 EMU_SHAPES = [(1, 1, 1, 0), (5, 9, 0, 0), (17, 31, 45, 0), (130, 260, 136, 0), (200, 72, 8, 0), (127, 129, 65, 1),
               (3, 300, 5, 0)]
-EMU_SETTINGS = ["t16x8_128x128", "ctl_regs", "t16x8_256x128_k16", "t8x8_128x128"]
+# Sweep settings by name, plus two geometries the sweep no longer times: 256x128 blocks (BM != BN,
+# 1 block/SM) and 32x128 blocks in groups of 3 tile-rows (GROUP_M with a partial last group: M = 200
+# makes 7 tile-rows, grouped 3 + 3 + 1; a tile no block computes stays NaN).
+EMU_SETTINGS = {name: SETTINGS[name] for name in ("t16x8_128x128", "regs_intl", "t8x8_128x128_k32_g16", "w2x4_k8_cp")}
+EMU_SETTINGS["t16x8_256x128_k16"] = SWEEP.knobs(WARPS_M=4, WARPS_N=2, TM=16, BM=256, MIN_BLOCKS=1, BK=16)
+EMU_SETTINGS["g3_32x128"] = SWEEP.knobs(BM=32, WARPS_M=1, WARPS_N=2, TM=8, TN=8, GROUP_M=3)
 
 
 def _emulator(defines: dict, tmp_path) -> Path:
@@ -360,9 +379,9 @@ def _emulator(defines: dict, tmp_path) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ to build the host emulation")
-@pytest.mark.parametrize("name", EMU_SETTINGS)
+@pytest.mark.parametrize("name", list(EMU_SETTINGS))
 def test_host_emulation_matches_float64(name, tmp_path):
-    exe = _emulator(SETTINGS[name], tmp_path)
+    exe = _emulator(EMU_SETTINGS[name], tmp_path)
     for m, n, k, off in EMU_SHAPES:
         r = subprocess.run([str(exe), str(m), str(n), str(k), str(off)], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"{name} {m}x{n}x{k} offset {off}: {r.stdout[-800:]}"

@@ -1,10 +1,10 @@
 // v9_sgemm_tuned: v5 made tunable by macros: a cp.async ring, interleaved lanes, a clean hot loop (16x8 tiles tried).
 //
 // What changed from v5. Every knob is a macro with an #ifndef default; scripts/sweep_gemm_fp32.py
-// builds 15 settings of them on the GPU, checks each against float64 and ranks them against
-// cuBLAS in one process. Why v5 stops at 0.76x: an SM sub-partition issues one warp-instruction
-// per clock and retires one warp-FFMA per clock, so every other instruction costs an FFMA, and
-// v5's 8x8 tiles also load the shared-memory port fully. The changes, with the evidence for each:
+// builds a list of settings of them on the GPU (--dry-run compiles them all without one), checks
+// each against float64 and ranks them against cuBLAS in one process. Why v5 stops at 0.76x: an
+// SM sub-partition issues one warp-instruction per clock and retires one warp-FFMA per clock, so
+// every other instruction costs an FFMA, and v5's 8x8 tiles also load the shared-memory port fully. The changes, with the evidence for each:
 //   1. 16x8 thread tiles (TM x TN). An LDS.128 returns one 32-bit register per lane per clock
 //      (128 B/clk per SM): 8x8 tiles read 16 registers per 64 FFMAs, so 4 sub-partitions at
 //      1 FFMA/clk need the port 100% of the time; 16x8 reads 24 per 128 (75%), needs 48 LDS.128
@@ -48,6 +48,8 @@
 //                 row k+1 4 banks after row k, so the transposed 4-byte writes (8 k x 4 rows
 //                 per warp) hit 32 distinct banks
 //   XFRAG         cross-tile fragment prefetch (item 5; default on with LOADER 1)
+//   GROUP_M       block order (item 7): 0 = launch order (tile-rows one after another), G = Triton's
+//                 grouped order, G tile-rows per group; the grid and the tiles stay the same
 // First default (before the sweep): 128x128x8 tiles, 4 warps of 64x64 (lanes 4x8 interleaved, 16x8
 //   each), 3-stage cp.async ring, 2 blocks/SM (255 registers, 25 KB of shared memory each): the shape cuBLAS's
 //   sm80 SIMT SGEMM kernels are named after in profiles (..._tilesize128x128x8_stage3_
@@ -67,6 +69,22 @@
 //   registers, half the warps). The defaults are now t8x8_128x128_k16: 256 threads, 122
 //   registers, 50 KB of shared memory, 2 blocks/SM. The 0.9x target is not reached: the
 //   remaining 13% is the next step (ncu: issue-slot and LDS stall breakdown against cuBLAS's).
+// Round 2 (settings in the sweep's CONFIGS; NVRTC 13.0 sm_90 SASS of the default's k-loop: 1157
+//   instructions per k-tile = 1024 FFMA + 64 LDS.128 + 16 LDGSTS + 53 others: 24 of 64-bit copy
+//   address maths (IMAD.WIDE, IADD3, IADD3.X, MOV), 8 uniform ring-offset ops, 3 `@!PT LDS RZ` that
+//   ptxas puts before the LDGSTS, 3 BRA, the barrier, LDGDEPBAR / DEPBAR, loop counters). XFRAG
+//   works: 62 of the 64 LDS.128 are consumed 30+ instructions later (mean 67); ptxas schedules two
+//   (the second A piece at kk 4 and 8) 5 instructions before their first FFMA, at 122 registers.
+//   6. BK 32 (2 blocks/SM still fit: 99 KB each) halves again the per-k-tile cost that BK 8 -> 16
+//      cut (+4% measured): 2267 instructions per 2048 FFMAs (90.3%). Predicted +1.5-2.5%.
+//   7. GROUP_M 16: the 264 resident blocks cover ~16 x 16.5 tiles instead of 8.25 x 32 (20% fewer
+//      distinct rows of A and B per k-slice in L2). A and B (64 MiB each) exceed the 50 MiB L2, so
+//      B is re-read from DRAM every wave, but that is ~310 MiB ~ 80 us of 3100: predicted +0-1%.
+//   8. Warps 2 x 4 (lanes 8 x 4, regs_intl's geometry) with the cp.async ring: round 1 compared the
+//      loaders only across warp shapes (regs_intl at BK 8 0.873x, cp.async 4 x 2 at BK 8 0.839x).
+//   Tried here and dropped (no GPU needed): register staging at BK 16 spills 168 bytes at the
+//   128-register cap of 2 x 256 threads, and still 136 bytes with A's and B's halves fetched and
+//   stored half a k-tile apart (64 accumulators + 32 fragment registers + 4 64-bit row pointers).
 // Measured: BENCHMARKS.md, gemm rows.
 //
 // @dtypes float32
@@ -116,6 +134,9 @@
 #ifndef XFRAG
 #define XFRAG LOADER  // cross-tile fragment prefetch (item 5); LOADER 0 lacks the registers for it
 #endif
+#ifndef GROUP_M
+#define GROUP_M 0  // block order (item 7): 0 = launch order (row-major tiles), G > 0 = G tile-rows per group
+#endif
 
 #define LANES_N (32 / LANES_M)
 #define NT (WARPS_M * WARPS_N * 32)  // threads per block
@@ -134,6 +155,7 @@ static_assert(PAD % 4 == 0, "PAD must keep shared rows 16-byte aligned for the f
 static_assert(LOADER == 1 || STAGES == 2, "LOADER 0 (register staging) has exactly 2 stages");
 static_assert(STAGES >= 2, "at least two stages");
 static_assert(LANE_MAP == 0 || (LANES_M >= 2 && LANES_N >= 2), "the interleaved lane map needs 2+ lanes per side");
+static_assert(GROUP_M >= 0, "GROUP_M: 0 (launch order) or the tile-rows per group");
 
 // ---- loader geometry ------------------------------------------------------------------
 #if LOADER == 1
@@ -418,7 +440,24 @@ extern "C" __global__ void __launch_bounds__(NT, MIN_BLOCKS) gemm_f32(const floa
                                                                      float* __restrict__ c, int M, int N, int K) {
   extern __shared__ __align__(16) float smem[];  // STAGES x [A: BK][LDA], [B: BK][LDB]
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+#if GROUP_M > 0
+  // Grouped order (Triton's GROUP_SIZE_M): consecutive blocks walk down GROUP_M tile-rows, then
+  // the next tile-column, so the blocks resident together span a squarer patch of C and share
+  // more A and B rows in L2. Same grid, same tiles, another assignment of tiles to block ids.
+  int tm, tn;
+  {
+    const int id = blockIdx.y * gridDim.x + blockIdx.x;  // launch order
+    const int per_group = GROUP_M * gridDim.x;
+    const int first = (id / per_group) * GROUP_M;
+    const int rows = min((int)gridDim.y - first, GROUP_M);
+    const int r = id % per_group;
+    tm = first + r % rows;
+    tn = r / rows;
+  }
+  const int m0 = tm * BM, n0 = tn * BN;
+#else
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+#endif
 #if LANE_MAP == 1
   // RowMajorInterleaved<2>: lane bit 0 -> lm bit 0, the next log2(LANES_N) bits -> ln, the rest
   // -> lm >> 1. Lanes n, n^1 share ln (B address); n, n^2 share lm (A address).
