@@ -284,10 +284,12 @@ def test_v3_launch_builds_per_head_tensor_maps_and_a_persistent_grid(monkeypatch
     ins = {n: T(4, 32, 4096, 128) for n in "qkv"}
     outs = {"o": T(4, 32, 4096, 128), "lse": T(4, 32, 4096)}
     host.launch_v3("kern", 164992, 176, True, case, ins, outs)
+    assert calls["grid"] == 32 * 128, "causal: one block per tile, the hardware balances them"
+    host.launch_v3("kern", 164992, 176, True, _case(4, 32, 4096, 128), ins, outs)
     assert calls["grid"] == 132 and calls["block"] == 384 and calls["smem"] == 164992
     tq, tk, tv = calls["args"][:3]
     assert tq[2:] == (128, 64) and tk[2:] == (176, 64) and tv[2:] == (176, 64)
-    assert calls["args"][5:] == (4096, 128, 1, pytest.approx(128 ** -0.5), 128)  # S, D, causal, scale, B*H
+    assert calls["args"][5:] == (4096, 128, 0, pytest.approx(128 ** -0.5), 128)  # S, D, causal, scale, B*H
     host.launch_v3("kern", 164992, 128, False, _case(1, 2, 300, 64), ins, outs)
     assert calls["grid"] == 3 * 2  # one block per 128-row tile
 

@@ -199,6 +199,9 @@ SWEEP: tuple[Config, ...] = (
     Config("v3+lazy8", V3, {"RESCALE_THRESHOLD": 8}, "FA4's lazy rescale on top of v3"),
     Config("v3+n160", V3, {"BLOCK_N": 160}, "between 128 and 176 (4096 = 25 x 160 + 96: a shorter tail tile)"),
     Config("v3+order", V3, _ORDER, "ORDER_SOFTMAX with v3's registers: the softmax really under P V"),
+    Config("v3+n144", V3, {"BLOCK_N": 144}, "a shorter step from 128 (the first v3 sweep: n160 684, n176 668, "
+           "n128 663 TFLOP/s non-causal)"),
+    Config("v3+n160+lazy8", V3, {"BLOCK_N": 160, "RESCALE_THRESHOLD": 8}, "the best tile with the lazy rescale"),
     Config("v2+order", V2, _ORDER,
            "the softmax really overlaps this warpgroup's P V (today ptxas waits for P V before the first exp)"),
     Config("v2+order+n176", V2, {**_ORDER, "BLOCK_N": 176, **_R240},

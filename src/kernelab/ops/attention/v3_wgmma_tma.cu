@@ -11,9 +11,11 @@
 //     LDGSTS + address warp-instructions per K/V tile pair on the SM's schedulers; this one ~8.
 //   - Registers: the producer needs almost none, so setmaxnreg gives it 24 and the consumers 240
 //     (FA3's split), 8 more per consumer thread for S, P, O and the addresses.
-//   - Persistent tiles (PERSISTENT 1): the grid is one block per SM; a block walks tiles
-//     t = blockIdx.x, + gridDim.x, ... (non-causal: head-major, so neighbouring blocks share a
-//     head's K/V in L2; causal: the longest rows first across all heads). The producer's ring and
+//   - Persistent tiles (PERSISTENT 1, non-causal only): the grid is one block per SM; a block
+//     walks tiles t = blockIdx.x, + gridDim.x, ... head-major, so neighbouring blocks share a
+//     head's K/V in L2. Causal launches keep one block per tile: their tiles' work differs up to
+//     S / 128-fold, and a static stride hands some blocks ~20% more than others, while the
+//     hardware's block scheduler balances them as blocks finish. The producer's ring and
 //     the consumers' named-barrier turns run on across tiles: the first K/V tiles of tile j+1 load
 //     while tile j's last P V runs and its O is stored, and Q's buffer is refilled as soon as the
 //     consumers' last S GEMM of tile j completes (an empty_q barrier). v2 pays, per 128-row tile,
@@ -25,7 +27,8 @@
 //   (scripts/sweep_attention.py, configs v3*) times it against v2 in one process.
 //
 // Knobs: v2's (its header says what each does), with 24/240 registers, plus
-//   PERSISTENT (1): 0 launches one block per tile (grid = tiles), as v2 does, to isolate TMA's gain.
+//   PERSISTENT (1): 0 launches one block per tile (grid = tiles) for non-causal too, as v2 does,
+//     to isolate TMA's gain.
 //   The host side (v3_wgmma_tma.py) builds the three tensor maps and sizes the grid.
 //
 // @arch sm_90a
@@ -93,13 +96,16 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
-// Tile t of the block's walk: which head and which 128-row block of queries.
+// Tile t of the block's walk: which head and which 128-row block of queries. Head-major, so
+// the ~132 tiles in flight cover ~4 heads and their K/V stay in L2 (ordering the causal tiles
+// longest-first across all heads instead made every block read another head: 476 against 525
+// TFLOP/s for v2, H200); causal rows longest first inside each head, as v2's grid does.
 struct Tile {
   int bh, m_block;
 };
-__device__ __forceinline__ Tile tile_of(int t, int m_blocks, int heads, int causal) {
-  if (causal) return {t % heads, m_blocks - 1 - t / heads};  // longest rows first, every head
-  return {t / m_blocks, t % m_blocks};                         // head-major: K/V reuse in L2
+__device__ __forceinline__ Tile tile_of(int t, int m_blocks, int causal) {
+  const int m = t % m_blocks;
+  return {t / m_blocks, causal ? m_blocks - 1 - m : m};
 }
 __device__ __forceinline__ int key_tiles(int m0, int seqlen, int causal) {
   return causal ? (min(seqlen, m0 + BM) + BN - 1) / BN : (seqlen + BN - 1) / BN;
@@ -117,7 +123,7 @@ __device__ __forceinline__ void producer_tma(uint32_t base, const Barriers& bar,
   int kv0 = 0;  // ring position of this tile's first K (and V) tile
   int j = 0;    // tiles this block has run
   for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++j) {
-    const Tile tile = tile_of(t, m_blocks, heads, causal);
+    const Tile tile = tile_of(t, m_blocks, causal);
     const int m0 = tile.m_block * BM;
     const int n_max = key_tiles(m0, seqlen, causal);
     auto load = [&](const CUtensorMap* map, uint32_t off, uint32_t full, uint32_t empty, int n, int it) {
@@ -190,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     const int tiles = m_blocks * heads;
     int kv0 = 0, j = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++j) {
-      const Tile tile = tile_of(t, m_blocks, heads, causal);
+      const Tile tile = tile_of(t, m_blocks, causal);
       const int m0 = tile.m_block * BM;
       const int n_max = key_tiles(m0, seqlen, causal);
       if (d128) {

@@ -3,7 +3,8 @@
 Each map's box is one 64-column slab (128 bytes: the 128-byte swizzle span the kernel's wgmma
 descriptors expect) of a Q tile (128 rows) or a K/V tile (BLOCK_N rows), one head deep; rows past
 S read as zeros inside each head. With PERSISTENT 1 the grid is one block per SM (one fits: 161
-KiB of shared memory at D = 128), capped by the number of 128-row tiles; with 0 it is every tile.
+KiB of shared memory at D = 128), capped by the number of 128-row tiles, for non-causal cases;
+causal cases, and PERSISTENT 0, get one block per tile.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def launch_v3(kernel, smem: int, block_n: int, persistent: bool, case, inputs, o
     tk = tensormap.tensor_map_3d(k, box_rows=block_n, box_cols=64)
     tv = tensormap.tensor_map_3d(v, box_rows=block_n, box_cols=64)
     tiles = _cdiv(s, 128) * b * h
-    grid = min(tiles, _sm_count(q.device.index)) if persistent else tiles
+    # Causal tiles differ in work up to S / 128-fold: the hardware scheduler balances one block
+    # per tile better than a static stride (the kernel's header has the figures).
+    grid = min(tiles, _sm_count(q.device.index)) if persistent and not causal else tiles
     tensormap.launch(kernel, grid, 384, tq, tk, tv, o, lse, s, d, int(causal), 1.0 / math.sqrt(d), b * h,
                      shared_mem=smem)
 
