@@ -95,6 +95,16 @@ CONFIGS: list[tuple[str, dict, str]] = [
      "BK 32 and grouped order together: the predicted best (+2-3%, 0.89-0.90x)"),
     ("regs_intl_g16", knobs(**REGS, LANE_MAP=1, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8, GROUP_M=16),
      "regs_intl in grouped block order; predicted +0-1%"),
+    # Round 3: round 2's winner was BK 32 with 2 stages (0.888x; BK 16 0.872x, BK 32 3 stages 0.883x):
+    # fewer barriers per FFMA paid, the third stage did not. Longer k-tiles at 2 stages, 2 blocks/SM.
+    ("t8x8_128x128_k48_s2", knobs(**T8X8, BK=48, STAGES=2),
+     "BK 48, 2 stages (101 KB, 2 blocks/SM): a third fewer barriers than BK 32. Predicted +0.5-1%"),
+    ("t8x8_128x128_k40_s2", knobs(**T8X8, BK=40, STAGES=2),
+     "BK 40, 2 stages (84 KB): between the two"),
+    ("w2x4_k32_s2", knobs(**W2X4, BK=32, STAGES=2),
+     "regs_intl's warp layout at BK 32 with 2 stages (w2x4_k32 0.883x = t8x8 k32's 0.883x at 3 stages)"),
+    ("t8x8_128x128_k32_s2_g8", knobs(**T8X8, BK=32, STAGES=2, GROUP_M=8),
+     "the winner in grouped order of 8 tile-rows (16 lost 1-2% in round 2: a diagnostic of the tile order)"),
 ]
 
 _DEFAULT = re.compile(r"^#ifndef (\w+)\s*\n#define \1 ([^\n/]+?)\s*(?://.*)?$", re.MULTILINE)

@@ -31,7 +31,7 @@ def test_variants_and_known_wrong_kernels_are_discovered():
     assert [w.name for w in wrong] == ["w1_causal_off_by_one", "w2_lse_log2"]
     for w in wrong:
         assert w.meta.get("expect") == "mismatch", f"{w.name}: wrong/ kernels say what the checker must report"
-    assert OP.variant(OP.best_variant).name == "v2_wgmma_pingpong"
+    assert OP.variant(OP.best_variant).name == "v3_wgmma_tma"
     assert OP.variant(OP.fallback_variant).name == "v1_fa2_mma"
 
 

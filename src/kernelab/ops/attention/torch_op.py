@@ -4,7 +4,7 @@
 
 q, k, v: bf16 CUDA tensors [B, H, S, D] with D in {64, 128}; o: bf16 [B, H, S, D]; lse: fp32
 [B, H, S] (natural log). The scale is 1/sqrt(D). Inputs that are not contiguous or not 16-byte
-aligned are copied first. On sm_90 GPUs the operator runs OP.best_variant (v2, wgmma); elsewhere
+aligned are copied first. On sm_90 GPUs the operator runs OP.best_variant (v3: wgmma fed by TMA); elsewhere
 OP.fallback_variant (v1, mma.sync, sm_80+).
 """
 

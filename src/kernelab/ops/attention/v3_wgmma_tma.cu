@@ -23,8 +23,12 @@
 //     tensor cores idle: at B4 H32 S4096 D128 a tile takes ~30 us, so ~5%.
 // Predicted: at B4 H32 S4096 D128 on the H200, TMA and 240 registers +2-4%, persistence +3-5%:
 //   ~600-620 TFLOP/s non-causal (0.87-0.9x SDPA's default as measured, 689) from v2's 563-588.
-// Measured: BENCHMARKS.md, attention rows (generated from results JSON); the sweep
-//   (scripts/sweep_attention.py, configs v3*) times it against v2 in one process.
+// Sweep (docs/runs/2026-11-30-h200-sweep_attention_v3b.json, one process, SDPA's default 687 / 604
+//   TFLOP/s): v2 591 / 528 (0.86x / 0.87x), v3 675 / 586 (0.98x / 0.97x); persistence alone +2%
+//   non-causal (PERSISTENT 0: 661). BLOCK_N 176 687 / 585, 160 682 / 583, 144 673 / 578, 3 stages
+//   674 / 586: within ~2% of 128, which stays the default (no tail tile at S = 2^k, any D). Causal
+//   tiles in head-major order: 586; longest-first across heads (the first build) 498.
+// Measured: BENCHMARKS.md, attention rows (generated from results JSON).
 //
 // Knobs: v2's (its header says what each does), with 24/240 registers, plus
 //   PERSISTENT (1): 0 launches one block per tile (grid = tiles) for non-causal too, as v2 does,
