@@ -47,6 +47,9 @@
 //   BLOCK_N (32): keys per K/V tile, a multiple of 16 in 32..128 (with WARP_M 32, S and O take 192
 //     registers at BLOCK_N 64 and ptxas spills; 32 builds clean). STAGES (3): K/V tiles in the ring.
 //   MIN_BLOCKS (2): __launch_bounds__ minimum blocks per SM (2 caps registers at 65536 / (2 x 32 WARPS)).
+//   RESCALE_THRESHOLD (-1): v2's knob. At BLOCK_N 32 the rescale of O is 128 FMULs per thread per
+//     tile next to 32 MMAs per warp; k >= 0 keeps a row's max until a tile's exceeds it by more than
+//     2^k (exp2 domain) and skips a warp's rescale when none of its rows moved.
 //
 // @block 128
 // @block_m 128
@@ -78,6 +81,9 @@ typedef unsigned int uint32_t;
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2
 #endif
+#ifndef RESCALE_THRESHOLD
+#define RESCALE_THRESHOLD -1
+#endif
 
 namespace {
 
@@ -90,6 +96,7 @@ static_assert(WARP_M == 16 || WARP_M == 32, "WARP_M: 16 or 32 query rows per war
 static_assert(WARPS >= 1 && WARPS <= 16, "WARPS: 1..16");
 static_assert(BN % 16 == 0 && BN >= 32 && BN <= 128, "BLOCK_N: a multiple of 16 (P V k-steps) in 32..128");
 static_assert(STAGES >= 2 && STAGES <= 4, "STAGES: 2..4 K/V tiles in flight");
+static_assert(RESCALE_THRESHOLD >= -1 && RESCALE_THRESHOLD <= 16, "RESCALE_THRESHOLD: -1 (off) or 0..16");
 // The launch geometry the host uses (the header's lines, or the sweep's computed values).
 #ifdef EXPECT_BLOCK
 static_assert(EXPECT_BLOCK == THREADS, "@block (EXPECT_BLOCK) disagrees with WARPS");
@@ -362,9 +369,22 @@ __device__ __forceinline__ void attention_fwd(const __nv_bfloat16* __restrict__ 
       for (int h = 0; h < 2; ++h) {
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+#if RESCALE_THRESHOLD < 0
         base[h] = mx[h] == NEG_INF ? 0.f : mx[h] * sl2;  // a row with no visible key yet stays 0
         corr[h] = exp2_approx(fmaf(m_run[mb][h], sl2, -base[h]));  // m_run = -inf on the first tile: 0
         m_run[mb][h] = mx[h];
+#else
+        // v2's lazy rescale: keep the old max unless the new one is more than 2^RESCALE_THRESHOLD
+        // larger in the exp2 domain (mx >= m_run: it started from m_run; both -inf: NaN > k is false).
+        if ((mx[h] - m_run[mb][h]) * sl2 > (float)RESCALE_THRESHOLD) {
+          base[h] = mx[h] * sl2;
+          corr[h] = exp2_approx(fmaf(m_run[mb][h], sl2, -base[h]));
+          m_run[mb][h] = mx[h];
+        } else {
+          base[h] = m_run[mb][h] == NEG_INF ? 0.f : m_run[mb][h] * sl2;
+          corr[h] = 1.f;  // exactly: the rescale below skips the warp when every lane has 1
+        }
+#endif
       }
 #pragma unroll
       for (int i = 0; i < NBLK_S; ++i) {
@@ -376,6 +396,9 @@ __device__ __forceinline__ void attention_fwd(const __nv_bfloat16* __restrict__ 
       }
 #pragma unroll
       for (int h = 0; h < 2; ++h) l_run[mb][h] = l_run[mb][h] * corr[h] + rowsum[h];
+#if RESCALE_THRESHOLD >= 0
+      if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) continue;  // no row of the warp moved
+#endif
 #pragma unroll
       for (int i = 0; i < NBLK_O; ++i) {
         acc_o[mb][i][0] *= corr[0];
