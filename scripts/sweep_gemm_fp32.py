@@ -67,8 +67,10 @@ REGS = dict(LOADER=0, STAGES=2)  # v5's loader: LDG.128 + transposed STS.32, 2 s
 # losers are gone (16x8 tiles at 2 blocks/SM and 1 block/SM, 128x256 and 256x128 blocks, v5's lane
 # order, 4 stages); the numbers in `why` are round 1's ratios to cuBLAS.
 CONFIGS: list[tuple[str, dict, str]] = [
+    ("t8x8_128x128_k32_s2", knobs(**T8X8, BK=32, STAGES=2),
+     "the default since round 3 (0.888x in rounds 2 and 3): BK 32 with 2 stages (66 KB), 2 blocks/SM"),
     ("t8x8_128x128_k16", knobs(**T8X8, BK=16),
-     "the default (round 1: 0.872x): 8 warps of 32x64, lanes 4x8 interleaved, 8x8 per thread, 128x128x16, "
+     "the default until round 3 (round 1: 0.872x): 8 warps of 32x64, lanes 4x8 interleaved, 8x8 per thread, 128x128x16, "
      "3-stage cp.async, 2 blocks/SM; 1157 instr / 1024 FFMA"),
     ("regs_intl", knobs(**REGS, LANE_MAP=1, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8),
      "control, round 1's best (0.873x): v5's geometry (warps 2x4 of 64x32, lanes 8x4) and register-staged "
@@ -78,8 +80,6 @@ CONFIGS: list[tuple[str, dict, str]] = [
     ("t8x8_128x128_k32", knobs(**T8X8, BK=32),
      "the default with BK 32 (99 KB, still 2 blocks/SM): half the barriers, ring bookkeeping and copy "
      "address maths per FFMA again (BK 8 -> 16 paid +4%); 2267 / 2048 = 90.3% FFMA. Predicted +1.5-2.5%"),
-    ("t8x8_128x128_k32_s2", knobs(**T8X8, BK=32, STAGES=2),
-     "BK 32 with 2 stages (66 KB): copies get one k-tile (32 k-steps, ~4 us) of cover; predicted = k32 +-0.5%"),
     ("w2x4_k8_cp", knobs(**W2X4, BK=8),
      "regs_intl's exact geometry with the cp.async ring instead of register staging: isolates the loader "
      "(round 1 compared them only across warp shapes); 595 / 512. Predicted 0.84-0.87x"),

@@ -75,13 +75,13 @@ def test_sweep_lists_without_a_gpu(capsys):
 @needs_cuobjdump
 def test_dry_run_compiles_and_prints_the_loop_mix(capsys):
     """--dry-run builds here (no GPU) and prints each setting's registers, spills and hot-loop mix."""
-    assert SWEEP.main(["--dry-run", "--only", "t8x8_128x128_k16,regs_intl"]) == 0
+    assert SWEEP.main(["--dry-run", "--only", "t8x8_128x128_k32_s2,regs_intl"]) == 0
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
-    assert set(rows) == {"t8x8_128x128_k16", "regs_intl"}
-    regs, spill, smem, blocks, loop, ffma = map(int, rows["t8x8_128x128_k16"][1:7])
+    assert set(rows) == {"t8x8_128x128_k32_s2", "regs_intl"}
+    regs, spill, smem, blocks, loop, ffma = map(int, rows["t8x8_128x128_k32_s2"][1:7])
     assert spill == 0 and smem == SWEEP.geometry(DEFAULT)["smem"] and blocks == 2
-    assert ffma == 8 * 8 * 16 and 0.85 <= ffma / loop < 1  # one k-tile: 8x8 FFMAs per k, 16 k
-    assert int(rows["t8x8_128x128_k16"][8]) == 64 and int(rows["regs_intl"][11]) == 8  # LDS.128; STS
+    assert ffma == 8 * 8 * 32 and 0.85 <= ffma / loop < 1  # one k-tile: 8x8 FFMAs per k, 32 k
+    assert int(rows["t8x8_128x128_k32_s2"][8]) == 128 and int(rows["regs_intl"][11]) == 8  # LDS.128; STS
 
 
 def test_group_m_changes_the_block_order_only():

@@ -31,9 +31,15 @@
 //   x 16 rows with Q in registers and 64-key tiles, ran 317.5 TFLOP/s = 0.89x the FA2 backend
 //   (causal 0.93x); FlashAttention-2's own layout below ran 332.8 = 0.93x (causal 0.96x) in the
 //   same H200 run (docs/runs/2026-11-30-h200-sweep_attention.json, configs "v1" and "v1+fa2"),
-//   so it is the default now.
+//   so it is the default now. With it, skipping the O rescale (RESCALE_THRESHOLD) ran, in one H200
+//   process (docs/runs/2026-11-30-h200-sweep_attention_v1lazy.json; FA2 backend 355 / 326):
+//   every tile 330 / 312 TFLOP/s (0.93x / 0.95x), only when a row max moved (0) 348 / 320 (0.98x /
+//   0.98x), when it grew by 2^8 (8, now the default) 356 / 330 (1.00x / 1.01x). ncu at B1 H32 S4096
+//   (docs/runs/ncu/): the FA2 backend (128 x 64 tiles, 4 warps) issues 1.81 IPC, v1 1.64, both at
+//   2 warps per scheduler: the gap is instructions per MMA (BLOCK_N 64 spills here: 128 bytes).
 // Layout (the defaults): 4 warps x 32 query rows, Q re-read from shared memory per key tile,
-//   32-key tiles, 3 stages, two 128-row blocks per SM (80 KiB of shared memory each at D = 128).
+//   32-key tiles, 3 stages, two 128-row blocks per SM (80 KiB of shared memory each at D = 128),
+//   O rescaled only when a row max grows by more than 2^8.
 //
 // Tuning knobs (macros; the defaults are the layout above, and the header's @block /
 //   @block_m / @smem lines are their geometry: op.defines passes them as EXPECT_* and the kernel
@@ -47,9 +53,10 @@
 //   BLOCK_N (32): keys per K/V tile, a multiple of 16 in 32..128 (with WARP_M 32, S and O take 192
 //     registers at BLOCK_N 64 and ptxas spills; 32 builds clean). STAGES (3): K/V tiles in the ring.
 //   MIN_BLOCKS (2): __launch_bounds__ minimum blocks per SM (2 caps registers at 65536 / (2 x 32 WARPS)).
-//   RESCALE_THRESHOLD (-1): v2's knob. At BLOCK_N 32 the rescale of O is 128 FMULs per thread per
+//   RESCALE_THRESHOLD (8): v2's knob. At BLOCK_N 32 the rescale of O is 128 FMULs per thread per
 //     tile next to 32 MMAs per warp; k >= 0 keeps a row's max until a tile's exceeds it by more than
-//     2^k (exp2 domain) and skips a warp's rescale when none of its rows moved.
+//     2^k (exp2 domain, so P <= 2^k before bf16 rounding) and skips a warp's rescale when none of its
+//     rows moved; -1 rescales every tile (exact FA2 order of operations).
 //
 // @block 128
 // @block_m 128
@@ -82,7 +89,7 @@ typedef unsigned int uint32_t;
 #define MIN_BLOCKS 2
 #endif
 #ifndef RESCALE_THRESHOLD
-#define RESCALE_THRESHOLD -1
+#define RESCALE_THRESHOLD 8
 #endif
 
 namespace {
