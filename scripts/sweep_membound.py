@@ -7,11 +7,13 @@ extra #ifndef macros passed as defines). Every kernelab candidate is checked aga
 float64 reference before it is timed (kernelab.check.check_callable on a smaller case that takes
 the same kernel instance, one seed, normal inputs), and the outputs its timed launches left at
 the bench shape are verified again (all of them for sum, 256 spread rows for the 2-D ops).
-Timing is kernelab.bench.bench (cold L2; graph replay for the launch-bound 256 x 1024 GELU).
+Timing is kernelab.bench.bench (cold L2 at the bench shapes; graph replay for the launch-bound
+small shapes: sum 2^18, gelu_bias 256 x 1024, transpose 256 x 512, in bf16 and fp32).
 
-Usage (GPU machine, < 100 s on an H200, < 12 GiB of GPU memory):
+Usage (GPU machine, < 120 s on an H200, < 12 GiB of GPU memory):
     PYTHONPATH=src python3 scripts/sweep_membound.py --out $OUT/sweep_membound.json
     ... --ops rmsnorm,sum          only these ops        ... --quick   defaults of new variants only
+    (ops: rmsnorm, layernorm, sum, gelu_bias, transpose, softmax)
 Without a GPU, --dry-run compiles every candidate for --arch (default sm_90) and prints the
 plan, registers and spills of the kernel instance each one would launch.
 Results: JSON at --out (rows with the Measurement, check, resources, knobs); a table last.
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from kernelab.ops import Case, discover  # noqa: E402  (no torch, no CUDA at import)
 from kernelab.check.inputs import DTYPES  # noqa: E402
 
-OPS_ORDER = ("rmsnorm", "layernorm", "sum", "gelu_bias", "softmax")
+OPS_ORDER = ("rmsnorm", "layernorm", "sum", "gelu_bias", "transpose", "softmax")
 NORM_N = 8192
 
 
@@ -69,26 +71,27 @@ def _only_block(elems: int) -> int:
 
 
 def norm_candidates(op_name: str, dtype: str) -> list:
-    new = "v2_nc_prefetch" if op_name == "rmsnorm" else "v2_chan_prefetch"
+    """The op's best so far (rmsnorm v2, layernorm v1; v2's knob rows were timed in the
+    2026-11-30 sweep and are not repeated) and v3_persist_prefetch at a few knob settings."""
+    new = "v3_persist_prefetch"
     key = "elems_bf16" if dtype == "bfloat16" else "elems_f32"
-    default_e = 32 if dtype == "bfloat16" else 16
+    default_e = 16 if dtype == "bfloat16" else 8
 
-    def v2(label, elems=default_e, quick=False, **macros):
+    def v3(label, elems=default_e, quick=False, meta=None, **macros):
         d = {"ONLY_BLOCK_T": _only_block(elems), **macros}
-        if dtype == "float32" and elems != default_e:
-            d.setdefault("SM_THREADS_F32", 2048 if elems <= 8 else 1024)
-        return Candidate(f"{new} {label}", "new", new, meta={key: str(elems)}, defines=d, quick=quick)
+        return Candidate(f"{new} {label}", "new", new, meta={key: str(elems), **(meta or {})}, defines=d, quick=quick)
 
-    cands = [Candidate("v1_vec_regs", "existing", "v1_vec_regs"), v2("default", quick=True),
-             v2("X_LOAD=2 (v1's .cs hint)", X_LOAD=2), v2("X_LOAD=3 (nc, no L1 alloc)", X_LOAD=3)]
-    if op_name == "layernorm":
-        cands.append(v2("LN_MERGE=0 (two barriers)", LN_MERGE=0))
-    if dtype == "float32" and op_name == "rmsnorm":
-        # 2 blocks of 1024 per SM at <= 32 registers (layernorm spills there: x, w, b and the merge).
-        cands.append(v2("E=8 P=1024, 2048 thr/SM", elems=8))
-    else:
-        cands.append(v2("PARAMS_EARLY=0", PARAMS_EARLY=0))
-    return cands
+    existing = "v2_nc_prefetch" if op_name == "rmsnorm" else "v1_vec_regs"
+    sm_key = "SM_THREADS_BF16" if dtype == "bfloat16" else "SM_THREADS_F32"
+    return [
+        Candidate(existing, "existing", existing),
+        v3("default", quick=True),
+        v3("PREFETCH=0 (persistent only)", PREFETCH=0),
+        v3("waves=2 (2x resident grid)", meta={"waves": "2"}),
+        # Twice the elements per thread (half the threads per row), prefetch kept at K = 4:
+        # x + next x + params need ~80 registers, so 512 threads per SM.
+        v3(f"E={2 * default_e} PF_MAX_K=4 512 thr/SM", elems=2 * default_e, PF_MAX_K=4, **{sm_key: 512}),
+    ]
 
 
 def sweeps(selected) -> list:
@@ -97,30 +100,70 @@ def sweeps(selected) -> list:
         if op_name not in selected:
             continue
         for dt in ("bfloat16", "float32"):
-            out.append(Sweep(op_name, Case((32768, NORM_N), dt), "cold", Case((264, NORM_N), dt),
+            # Checked on 1000 rows: more than the persistent grid's 264 (bf16) / 132 (fp32) groups,
+            # so v3's row loop (prefetch, params kept across rows) runs before it is timed.
+            out.append(Sweep(op_name, Case((32768, NORM_N), dt), "cold", Case((1000, NORM_N), dt),
                              [Candidate("torch", "peer"), Candidate("torch.compile", "peer")] +
                              norm_candidates(op_name, dt)))
     if "sum" in selected:
         for dt in ("float32", "bfloat16"):
-            new = "v3_oneshot"
             out.append(Sweep("sum", Case((1 << 28,), dt), "cold", Case(((1 << 22) + 3,), dt), [
                 Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
-                Candidate("v2_vec_persistent", "existing", "v2_vec_persistent"),
-                Candidate(f"{new} U=8 (default)", "new", new),
-                Candidate(f"{new} U=4", "new", new, meta={"vectors_per_thread": "4"}, quick=False),
-                Candidate(f"{new} U=16", "new", new, meta={"vectors_per_thread": "16"}, quick=False),
-                Candidate(f"{new} U=8 X_LOAD=3", "new", new, defines={"X_LOAD": 3}, quick=False),
+                Candidate("v3_oneshot", "existing", "v3_oneshot"),
+                Candidate("v4_ticket U=8 (v3's grid)", "new", "v4_ticket", meta={"vectors_per_thread": "8"}),
             ]))
+        # The graph-mode small shape (1.1x target): one launch instead of two, and its geometry.
+        for dt in ("bfloat16", "float32"):
+            small = Case((1 << 18,), dt)
+            new = "v4_ticket"
+            out.append(Sweep("sum", small, "graph", small, [
+                Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+                Candidate("v1_warp_shuffle", "existing", "v1_warp_shuffle"),
+                Candidate("v3_oneshot", "existing", "v3_oneshot"),
+                Candidate(f"{new} U=2 (default)", "new", new),
+                Candidate(f"{new} U=1", "new", new, meta={"vectors_per_thread": "1"}, quick=False),
+                Candidate(f"{new} U=4", "new", new, meta={"vectors_per_thread": "4"}, quick=False),
+                Candidate(f"{new} U=1 block=512", "new", new, meta={"vectors_per_thread": "1", "block": "512"},
+                          quick=False),
+            ] + ([Candidate(f"{new} U=2 FENCE=1 (threadfence)", "new", new, defines={"FENCE": 1}, quick=False)]
+                 if dt == "bfloat16" else [])))
     if "gelu_bias" in selected:
-        new = "v3_early_load"
+        new = "v4_oneshot_rows"
         out.append(Sweep("gelu_bias", Case((32768, 8192), "bfloat16"), "cold", Case((1024, 8192), "bfloat16"), [
             Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
-            Candidate("v2_fast_erfc", "existing", "v2_fast_erfc"), Candidate(f"{new} (default)", "new", new)]))
-        small = Case((256, 1024), "bfloat16")
-        out.append(Sweep("gelu_bias", small, "graph", small, [
+            Candidate("v3_early_load", "existing", "v3_early_load"), Candidate(f"{new} R=2 (default)", "new", new)]))
+        out.append(Sweep("gelu_bias", Case((32768, 8192), "float32"), "cold", Case((1024, 8192), "float32"), [
             Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
-            Candidate("v2_fast_erfc", "existing", "v2_fast_erfc"), Candidate(f"{new} (default)", "new", new),
-            Candidate(f"{new} block=128", "new", new, meta={"block": "128"}, quick=False)]))
+            Candidate("v3_early_load", "existing", "v3_early_load"), Candidate(f"{new} R=2 (default)", "new", new),
+            Candidate(f"{new} R=4", "new", new, meta={"rows_per_thread": "4"}, quick=False),
+            Candidate(f"{new} R=1 MIN_BLOCKS=8", "new", new, meta={"rows_per_thread": "1"}, defines={"MIN_BLOCKS": 8},
+                      quick=False)]))
+        for dt in ("bfloat16", "float32"):
+            small = Case((256, 1024), dt)
+            out.append(Sweep("gelu_bias", small, "graph", small, [
+                Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+                Candidate("v3_early_load", "existing", "v3_early_load"),
+                Candidate("v3_early_load block=128", "new", "v3_early_load", meta={"block": "128"}),
+                Candidate(f"{new} R=1", "new", new, meta={"rows_per_thread": "1"}),
+                Candidate(f"{new} R=1 block=128", "new", new, meta={"rows_per_thread": "1", "block": "128"},
+                          defines={"MIN_BLOCKS": 8}, quick=False),
+                Candidate(f"{new} R=2 (default)", "new", new, quick=False)]))
+    if "transpose" in selected:
+        # The graph-mode small shape: launch geometry (threads per tile, tile size) as knobs.
+        for dt in ("bfloat16", "float32"):
+            small = Case((256, 512), dt)
+            tiles16 = {"tile_rows": "16", "tile_cols": "16"}
+            out.append(Sweep("transpose", small, "graph", small, [
+                Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
+                Candidate("v2_smem_padded", "existing", "v2_smem_padded"),
+                Candidate("v2_smem_padded block=128", "new", "v2_smem_padded", meta={"block": "128"}),
+                Candidate("v2_smem_padded block=512", "new", "v2_smem_padded", meta={"block": "512"}),
+                Candidate("v2_smem_padded block=1024", "new", "v2_smem_padded", meta={"block": "1024"}, quick=False),
+                Candidate("v2_smem_padded 16x16 block=256", "new", "v2_smem_padded", meta={**tiles16, "block": "256"},
+                          quick=False),
+                Candidate("v3_vec_swizzle", "existing", "v3_vec_swizzle"),
+                Candidate("v3_vec_swizzle block=512", "new", "v3_vec_swizzle", meta={"block": "512"}, quick=False),
+            ]))
     if "softmax" in selected:
         for shape in ((32768, 8192), (2048, 131072)):
             out.append(Sweep("softmax", Case(shape, "bfloat16"), "cold", None, [
@@ -171,6 +214,14 @@ def precompile(jobs: list, workers: int) -> float:
     return time.perf_counter() - t0
 
 
+def launch_with(op, kernel, v, case, inputs, outputs) -> None:
+    """Launch `v` as run_variant does: its vN_name.py launcher if it ships one, else the op's launch."""
+    if v.launcher is not None:
+        v.launcher(op, kernel, v, case, inputs, outputs)
+    else:
+        op.launch(kernel, v, case, inputs, outputs)
+
+
 def instance_name(op, v, case) -> list:
     """Kernel names a launch of `v` on `case` runs (for registers and spills in the results)."""
     suffix = DTYPES[case.dtype]
@@ -178,7 +229,8 @@ def instance_name(op, v, case) -> list:
         p = op.plan(v, case.shape[1], case.dtype)
         return [op.kernel_name(case.dtype) if p.name is None else f"{p.name}_{suffix}"]
     if op.name == "sum":
-        return [op.kernel_name(case.dtype), v.meta.get("finish", "sum_finish").split()[0]]
+        finish = v.meta.get("finish", "sum_finish").split()[0]
+        return [op.kernel_name(case.dtype)] + ([] if finish in ("recursive", "ticket") else [finish])
     if op.name == "softmax":
         return []
     return [op.kernel_name(case.dtype)]
@@ -304,7 +356,7 @@ def run(args) -> int:
 
                         def runner_for(cs, v=v, module=module):
                             k = module.kernel(op.kernel_name(cs.dtype))
-                            return lambda i, o: op.launch(k, v, cs, i, o)
+                            return lambda i, o: launch_with(op, k, v, cs, i, o)
                     names = instance_name(op, v, case)
                     row["kernels"] = names
                     row["resources"] = resources_of(module.compiled, names)
@@ -468,16 +520,17 @@ def dry_run(args) -> int:
                 try:
                     inputs = op.make_inputs(small, 0, "cpu")
                     outputs = op.make_outputs(small, inputs)
-                    mod = sys.modules[type(op).__module__]
-                    patched = hasattr(mod, "resident_blocks")
-                    if patched:
-                        saved = mod.resident_blocks
-                        mod.resident_blocks = lambda kernel, block: 132 * kernel.max_active_blocks_per_sm(block)
+                    # Every ops module that sizes grids by the GPU (layernorm's launch is rmsnorm's).
+                    mods = [md for name, md in list(sys.modules.items())
+                            if name.startswith("kernelab.ops") and hasattr(md, "resident_blocks")]
+                    saved = [md.resident_blocks for md in mods]
+                    for md in mods:
+                        md.resident_blocks = lambda kernel, block: 132 * kernel.max_active_blocks_per_sm(block)
                     try:
-                        op.launch(fake.kernel(op.kernel_name(small.dtype)), v, small, inputs, outputs)
+                        launch_with(op, fake.kernel(op.kernel_name(small.dtype)), v, small, inputs, outputs)
                     finally:
-                        if patched:
-                            mod.resident_blocks = saved
+                        for md, fn in zip(mods, saved):
+                            md.resident_blocks = fn
                     launched = [n for n, _, _ in fake.calls]
                     problems += [f"launches {n}, not compiled" for n in launched if n not in m.resources]
                 except Exception as e:

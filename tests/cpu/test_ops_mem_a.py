@@ -37,9 +37,11 @@ def _all_variants(include_wrong=True):
 # ---- discovery and headers -------------------------------------------------------------------
 
 def test_variants_are_discovered_in_order():
-    assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent", "v3_oneshot"]
+    assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent", "v3_oneshot",
+                                                "v4_ticket"]
     assert [v.name for v in TRANSPOSE.variants()] == ["v0_naive", "v1_smem_tiled", "v2_smem_padded", "v3_vec_swizzle"]
-    assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load"]
+    assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load",
+                                                 "v4_oneshot_rows"]
     for name in MINE:
         op = OPS[name]
         assert op.variant(op.best_variant).name == op.best_variant
@@ -355,6 +357,31 @@ def test_sum_v2_two_passes_with_a_workspace(monkeypatch):
     assert len(calls) == 1 and calls[0][1][2] == 0  # n = 0 still launches, and writes 0
 
 
+def test_sum_v4_is_one_launch_with_a_reused_ticket(monkeypatch):
+    """v4: one kernel per call whatever n is (graph replay pays one node), its partials in a
+    workspace sized by the one-shot grid, and the same zeroed ticket counter on every call."""
+    from kernelab.ops.sum import op as sum_op
+
+    v = SUM.variant("v4")
+    assert v.meta["finish"] == "ticket" and v.meta["deterministic"].startswith("yes")
+    per_block = 256 * v.meta_int("vectors_per_thread") * 8  # bf16: 8 elements per 16-byte vector
+    tickets = set()
+    for n in (0, 257, 1 << 18, (1 << 20) + 3):
+        calls, inputs, outputs = _launch(SUM, v, Case((n,), "bfloat16"), monkeypatch)
+        ((name, args, grid, block),) = calls
+        x, partials, ticket, out, count = args
+        assert name == "sum_bf16" and count == n and block == (256,)
+        assert grid == (max(1, math.ceil(n / per_block)),)
+        assert out.data_ptr() == outputs["out"].data_ptr()
+        if grid[0] > 1:
+            assert partials.numel() == grid[0] and partials.data_ptr() != out.data_ptr()
+        assert ticket.dtype == torch.int32 and ticket.numel() == 1 and int(ticket) == 0
+        tickets.add(ticket.data_ptr())
+    assert len(tickets) == 1  # kept per device and stream, not allocated per call
+    t = sum_op._ticket(torch.device("cpu"))
+    assert t.data_ptr() == sum_op._ticket(torch.device("cpu")).data_ptr() and t.numel() == 1
+
+
 @pytest.mark.parametrize("case", [c for c in TRANSPOSE.test_cases() if c.dtype == "bfloat16"], ids=lambda c: c.label)
 def test_transpose_grids_cover_the_matrix(case, monkeypatch):
     for v in TRANSPOSE.variants():
@@ -387,7 +414,11 @@ def test_gelu_grids_cover_the_tensor(case, monkeypatch):
             bx, by = block
             assert bx * by == 256 and bx & (bx - 1) == 0 and (bx >= chunks or bx == 256)
             assert grid[0] * bx >= chunks and (grid[0] - 1) * bx < chunks
-            assert 1 <= grid[1] <= 65535 and grid[0] * grid[1] <= max(132 * 8, grid[0])
+            if v.meta["layout"] == "oneshot":  # one band of R x by rows per grid row, taken once
+                band = by * v.meta_int("rows_per_thread")
+                assert grid[1] == min(math.ceil(rows / band), 65535)
+            else:
+                assert 1 <= grid[1] <= 65535 and grid[0] * grid[1] <= max(132 * 8, grid[0])
 
 
 # ---- the v2 GELU formula, emulated in float32 -------------------------------------------------
@@ -480,7 +511,11 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
         mix = _mix(op, v, arch)
         for k, m in mix.items():
             assert m.ldl == 0 and m.stl == 0, f"{v.id} {k} [{arch}]: local memory"
-            assert m.atomics == 0, f"{v.id} {k} [{arch}]: atomics (every variant is deterministic)"
+            # Every variant is deterministic: no float atomics. A `@finish ticket` kernel (sum v4)
+            # takes exactly one integer ticket per block (ATOMG.E.INC), which picks the block that
+            # adds the partials, not their order.
+            allowed = 1 if v.meta.get("finish") == "ticket" else 0
+            assert m.atomics == allowed, f"{v.id} {k} [{arch}]: {m.atomics} atomics, expected {allowed}"
         if v.wrong:
             continue
         claims16 = v.meta.get("access_bytes", "").split()[:1] == ["16"]
@@ -494,7 +529,8 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
             else:
                 assert m.ldg128 == 0 and m.stg128 == 0, f"{v.id} {dt} [{arch}]: 16-byte accesses but no claim"
     assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "gelu_bias/v3_early_load",
-                                   "sum/v2_vec_persistent", "sum/v3_oneshot", "transpose/v3_vec_swizzle"]
+                                   "gelu_bias/v4_oneshot_rows", "sum/v2_vec_persistent", "sum/v3_oneshot",
+                                   "sum/v4_ticket", "transpose/v3_vec_swizzle"]
 
 
 @needs_cuobjdump

@@ -103,8 +103,13 @@ class GeluBias(OpSpec):
     #   @layout chunks      v1: a 2-D block (BX chunks of V columns) x (N / BX rows), BX the
     #                       smallest power of two >= the row's chunks, at most N; grid.y spread
     #                       so the grid holds about SMs x resident blocks, threads loop over rows
+    #   @layout oneshot     v4: the chunks block shape; grid.y = ceil(rows / (by x R)) bands of R x by
+    #                       rows (R = `@rows_per_thread`, also the macro ROWS), each taken once
     def defines(self, variant):
-        return {"BLOCK": variant.meta_int("block", 256)}
+        d = {"BLOCK": variant.meta_int("block", 256)}
+        if "rows_per_thread" in variant.meta:
+            d["ROWS"] = variant.meta_int("rows_per_thread")
+        return d
 
     def launch(self, kernel, variant, case, inputs, outputs):
         x, bias, y = inputs["x"], inputs["bias"], outputs["y"]
@@ -125,6 +130,10 @@ class GeluBias(OpSpec):
         bx = min(block, 1 << (chunks - 1).bit_length())
         by = block // bx
         grid_x = math.ceil(chunks / bx)
+        if layout == "oneshot":
+            bands = math.ceil(rows / (by * variant.meta_int("rows_per_thread")))
+            kernel(x, bias, y, rows, cols, grid=(grid_x, max(1, min(bands, MAX_GRID_Y))), block=(bx, by))
+            return
         want_y = max(1, resident_blocks(kernel, block) // grid_x)
         grid_y = max(1, min(math.ceil(rows / by), want_y, MAX_GRID_Y))
         kernel(x, bias, y, rows, cols, grid=(grid_x, grid_y), block=(bx, by))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 
 from kernelab.check.inputs import DTYPES
-from kernelab.ops.base import Case, OpSpec, Work
+from kernelab.ops.base import Case, OpSpec, Work, resident_blocks
 from kernelab.ops.softmax import rows
 from kernelab.ops.softmax.rows import Plan
 
@@ -148,7 +148,12 @@ class RowNorm(OpSpec):
         p = self.plan(variant, n, case.dtype)
         k = kernel if p.name is None else kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
         params = (inputs["weight"], inputs["bias"]) if self.has_bias else (inputs["weight"],)
-        k(inputs["x"], *params, outputs["y"], m, n, self.eps(case), grid=p.grid(m), block=p.block)
+        grid = p.grid(m)
+        if variant.meta.get("grid") == "persistent" and p.capacity is not None:
+            # `@grid persistent` (v3): the row-in-registers instances loop over rows, so the grid
+            # is what the GPU holds at once (x `@waves`, default 1), capped by the rows.
+            grid = min(grid, max(1, resident_blocks(k, p.block) * variant.meta_int("waves", 1)))
+        k(inputs["x"], *params, outputs["y"], m, n, self.eps(case), grid=grid, block=p.block)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -104,6 +104,7 @@ class Sum(OpSpec):
     #   @vectors_per_thread U  16-byte vectors per thread once (also passed to the kernel as -DVECS)
     #   @finish recursive      reduce the partials with this module's sum_f32 until one is left
     #   @finish K              one launch of kernel K(partials, out, count) with @finish_block threads
+    #   @finish ticket         one launch: kernel(x, partials, ticket, out, n); its last block adds the partials
     def defines(self, variant):
         # The header is the one place the geometry is written: the kernel gets it as macros.
         d = {"BLOCK": variant.meta_int("block", 256)}
@@ -148,6 +149,13 @@ class Sum(OpSpec):
         if grid >= 2**32:
             raise ValueError(f"sum: n = {n} needs {grid} blocks of {variant.name}; the partial count is a 32-bit "
                              f"int. Fix: sum in pieces of at most 2^40 elements")
+        if finish == "ticket":
+            # One launch (v4): the last block to draw a ticket adds the partials. The counter is
+            # the launch's only state: one int per device and stream (_ticket), zeroed once, reset
+            # by the kernel itself (atomicInc wraps), so graph replays and repeated calls reuse it.
+            partials = torch.empty(grid, dtype=torch.float32, device=x.device) if grid > 1 else dst_final
+            kernel(x, partials, _ticket(x.device), dst_final, n, grid=grid, block=block)
+            return
         if grid == 1:  # one block: its partial is the answer
             kernel(x, dst_final, n, grid=1, block=block)
             return
@@ -155,6 +163,32 @@ class Sum(OpSpec):
         kernel(x, partials, n, grid=grid, block=block)
         kernel.module.kernel(finish)(partials, dst_final, grid, grid=1,
                                      block=variant.meta_int("finish_block", 1024))
+
+
+_TICKET_SLOTS = 256
+_tickets: dict = {}  # device -> int32[_TICKET_SLOTS], zeroed once
+_ticket_slot: dict = {}  # (device, stream) -> slot
+
+
+def _ticket(device):
+    """The ticket counter of `finish ticket` kernels for torch's current stream on `device`.
+
+    One zeroed int32 array per device, allocated on the first call (normally an eager call, so
+    not inside a CUDA-graph capture, whose side stream would otherwise get a fresh counter and a
+    memset node in the graph); each stream gets its own slot, so launches in flight on different
+    streams do not share a counter (up to 256 streams per device; slots are then reused). A kernel
+    leaves its counter at 0 when it completes."""
+    import torch
+
+    key_dev = str(device)
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    arr = _tickets.get(key_dev)
+    if arr is None:
+        arr = _tickets[key_dev] = torch.zeros(_TICKET_SLOTS, dtype=torch.int32, device=device)
+    slot = _ticket_slot.get((key_dev, stream))
+    if slot is None:
+        slot = _ticket_slot[(key_dev, stream)] = sum(1 for d, _ in _ticket_slot if d == key_dev) % _TICKET_SLOTS
+    return arr[slot:slot + 1]
 
 
 OP = Sum()
