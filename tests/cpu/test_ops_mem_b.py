@@ -270,7 +270,7 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     name = lambda n, cc: SOFTMAX.plan(v4, n, cc).name  # noqa: E731
     assert name(1000, (9, 0)) == "softmax_warp_e32"
     assert name(8192, (9, 0)) == "softmax_block_t256"
-    assert name(32768, (9, 0)) == "softmax_cluster_t256_c4"
+    assert name(32768, (9, 0)) == "softmax_online_t512"  # v2 266 us vs v3 362, v1 303 (H200 2026-11-30)
     assert name(131072, (9, 0)) == "softmax_cluster_t512_c8"
     assert name(262144, (10, 0)) == "softmax_cluster_t1024_c8"
     assert name(131072, (8, 0)) == "softmax_online_t512"

@@ -149,6 +149,26 @@ class Kernel:
             raise LaunchError(f"{self.name}: could not raise the dynamic shared-memory limit to {limit - static} B: {err}")
         self._smem_optin = limit - static
 
+    def allow_cluster(self, cluster) -> None:
+        """Clusters of more than 8 blocks (the portable limit; sm_90 allows 16) need the kernel's
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED set before a launch or an occupancy
+        query with them; set once per kernel. Smaller clusters need nothing."""
+        c = _dims(cluster, "cluster")
+        if c[0] * c[1] * c[2] <= 8 or getattr(self, "_nonportable", False):
+            return
+        from cuda.bindings import driver
+
+        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        handle = self._k.handle
+        if isinstance(handle, driver.CUkernel):
+            (err,) = driver.cuKernelSetAttribute(attr, 1, handle, driver.CUdevice(self.module.device_index))
+        else:
+            (err,) = driver.cuFuncSetAttribute(handle, attr, 1)
+        if int(err) != 0:
+            raise LaunchError(f"{self.name}: cluster {c} has more than 8 blocks, and allowing a non-portable "
+                              f"cluster size was refused ({err}). Fix: use clusters of at most 8 blocks.")
+        self._nonportable = True
+
     def convert_args(self, args) -> list:
         if len(args) != len(self.params):
             sig = ", ".join(p.ctype + " " + p.name for p in self.params)
@@ -166,6 +186,7 @@ class Kernel:
         kw = dict(grid=g, block=b, shmem_size=shared_mem)
         if cluster is not None:
             kw["cluster"] = _dims(cluster, "cluster")
+            self.allow_cluster(cluster)
         return LaunchConfig(**kw)
 
     def launch(self, grid, block, *args, shared_mem: int = 0, cluster=None, stream=None) -> None:

@@ -2,7 +2,9 @@
 
 fp32 and bf16 in and out, fp32 math. Rows from 1 to 262144 wide (and wider, through the
 online variant). Variants keep the row in one warp (v0), one block (v1), or a cluster of
-blocks (v3) on chip, or stream it twice (v2); v4 picks among them by N and GPU.
+blocks (v3) on chip, or stream it twice (v2); v5 does v0/v1/v3's work with a persistent grid
+that loads the next row while it reduces the current one; v4 picks among them by N, dtype and
+GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
 element (max, subtract, scale, sum, multiply) plus one exp2 on the special-function unit;
@@ -114,13 +116,24 @@ class Softmax(OpSpec):
         return {"torch": eager, "torch.compile": torch.compile(eager, dynamic=False)}
 
     # ---- kernels ------------------------------------------------------------------------
-    def plan(self, variant, n: int, cc: tuple[int, int] = (9, 0)) -> Plan | None:
-        """The kernel instance and geometry `variant` uses for rows of width n on a GPU of
-        compute capability cc (None: the variant cannot hold such rows)."""
+    def plan(self, variant, n: int, cc: tuple[int, int] = (9, 0), dtype: str = "bfloat16") -> Plan | None:
+        """The kernel instance and geometry `variant` uses for rows of width n of `dtype` on a GPU
+        of compute capability cc (None: the variant cannot hold such rows)."""
         strategy = variant.meta.get("strategy", "rows")
         if strategy not in STRATEGIES:
             raise ValueError(f"{variant.path.name}: unknown `@strategy {strategy}`; use one of {', '.join(STRATEGIES)}")
-        return _plan(strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1), n, tuple(cc))
+        if dtype not in self.dtypes:
+            raise ValueError(f"softmax has no {dtype!r} kernels; use one of {', '.join(self.dtypes)}")
+        threads = variant.meta.get("threads", "auto").split()[0]
+        if threads != "auto" and int(threads) not in PERSISTENT_WIDE_THREADS:
+            raise ValueError(f"{variant.path.name}: `@threads {threads}`: the persistent cluster instances have "
+                             f"{' or '.join(map(str, PERSISTENT_WIDE_THREADS))} threads (or `auto`)")
+        elems = variant.meta_int("elems", 0)
+        if elems not in (0, 32, 64):
+            raise ValueError(f"{variant.path.name}: `@elems {elems}`: the persistent instances hold 32 or 64 "
+                             f"elements per thread")
+        return _plan(strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1), n, tuple(cc),
+                     dtype, 0 if threads == "auto" else int(threads), elems)
 
     def supports(self, variant, case):
         reason = super().supports(variant, case)
@@ -138,20 +151,105 @@ class Softmax(OpSpec):
             return
         if n >= 2**31 or m >= 2**31:
             raise ValueError(f"softmax: M = {m} and N = {n} must each be < 2^31 (the kernels index rows with int)")
-        p = self.plan(variant, n, rows.arch_cc(kernel))
+        p = self.plan(variant, n, rows.arch_cc(kernel), case.dtype)
         if p is None:
             raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant)}); "
                              f"use {self.best_variant}, which handles any width")
         k = kernel if p.name is None else kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
-        k(inputs["x"], outputs["y"], m, n, grid=p.grid(m), block=p.block, cluster=p.cluster)
+        grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
+        k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster)
 
 
 ONLINE = Plan("softmax_online_t512", 512)
-STRATEGIES = ("warp", "block", "online", "cluster", "dispatch", "rows")
+STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows")
+
+# ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
+# (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
+# (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
+# clusters on sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
+# instances every strategy can pick are compiled into v4_dispatch.cu.
+# Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
+#   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
+#   bf16 32768 x 8192:   v1 271.9 (torch.compile 609.7)
+#   bf16 8192 x 32768:   v2 266.2, v1 303.0, v3 362.0 -> online, not cluster (v4 picked v3: wrong)
+#   bf16 2048 x 131072:  v3 370.1 (torch.compile 543.4)
+#   fp32 32768 x 8192:   v2 515.1, v1 542.1 -> online from 8192 (4097..8191 by proximity: unmeasured)
+#   fp32 2048 x 131072:  v3 652.1 (torch.compile 782.8)
+# v2's second read of a row comes from L2 at these widths (a 64 KiB row is re-read while ~264 rows,
+# 17 MiB, are in flight), so it costs ~no DRAM bytes and no barrier idles the SM as in v1/v3.
+DISPATCH_SM90 = {
+    "bfloat16": ((1024, "warp"), (8192, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "cluster")),
+    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "cluster")),
+}
+# Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
+DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 32, "float32": 32}
+# Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
+DISPATCH_OLDER = {
+    "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
+    "float32": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
+}
+
+# ---- v5_persistent's instances -----------------------------------------------------------------
+PERSISTENT_BLOCK_THREADS = (64, 128, 256, 512)  # C = 1: rows of 2048 .. 16384
+PERSISTENT_WIDE_THREADS = (256, 512)  # clusters of C = 2, 4, 8, 16 blocks: 16384 .. 262144
+PERSISTENT_CLUSTERS = (2, 4, 8, 16)
+MAX_PERSISTENT_BLOCK_N = PERSISTENT_BLOCK_THREADS[-1] * rows.ELEMS_PER_THREAD
+MAX_PERSISTENT_N = PERSISTENT_WIDE_THREADS[-1] * PERSISTENT_CLUSTERS[-1] * rows.ELEMS_PER_THREAD
 
 
-@functools.lru_cache(maxsize=4096)
-def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int, int]) -> Plan | None:
+def persistent_plan(n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32) -> Plan | None:
+    """v5's instance for rows of n: a warp (N <= 1024), a block (N <= 16384), else a cluster
+    (sm_90+) of blocks of `threads` threads (0: the default order below). elems = 64: blocks and
+    clusters whose threads hold 64 elements (256-thread blocks in clusters; `threads` is ignored)."""
+    if elems == 64 and n > rows.MAX_WARP_N:
+        for t in (64, 128, 256):
+            if n <= t * 64:
+                return Plan(f"softmax_pc_t{t}_e64_c1", t, capacity=t * 64, persistent=True)
+        if cc < (9, 0):
+            return None
+        for c in PERSISTENT_CLUSTERS:
+            if n <= 256 * 64 * c:
+                return Plan(f"softmax_pc_t256_e64_c{c}", 256, 1, c, capacity=256 * 64 * c, persistent=True)
+        return None
+    if n <= rows.MAX_WARP_N:
+        w = rows.warp_plan("softmax", n)
+        return Plan(w.name.replace("softmax_warp", "softmax_pw"), w.block, w.rows_per_block, capacity=w.capacity,
+                    persistent=True)
+    if n <= MAX_PERSISTENT_BLOCK_N:
+        for t in PERSISTENT_BLOCK_THREADS:
+            if n <= t * rows.ELEMS_PER_THREAD:
+                return Plan(f"softmax_pc_t{t}_c1", t, capacity=t * rows.ELEMS_PER_THREAD, persistent=True)
+    if cc < (9, 0):
+        return None
+    # The instances v4_dispatch also holds, narrowest first: 256-thread blocks (3 per SM, 768 threads)
+    # in clusters of 2, 4, 8; past 65536, 512-thread blocks in clusters of 8, and 16 (non-portable)
+    # only for rows past 131072. `threads` (a sweep knob) takes the fewest blocks of that size.
+    if threads:
+        order = [(threads, c) for c in PERSISTENT_CLUSTERS]
+    else:
+        order = [(256, 2), (256, 4), (256, 8), (512, 8), (512, 16)]
+    for t, c in order:
+        cap = t * c * rows.ELEMS_PER_THREAD
+        if n <= cap:
+            return Plan(f"softmax_pc_t{t}_c{c}", t, 1, c, capacity=cap, persistent=True)
+    return None
+
+
+def persistent_grid(kernel, p: Plan, m: int) -> int:
+    """The grid of a persistent launch: what the GPU holds at once, capped by the work (rows for
+    blocks and clusters, 8-row blocks for warps). With a cluster it counts clusters."""
+    from kernelab.gpu import device_info, tensormap
+    from kernelab.ops.base import resident_blocks
+
+    if p.cluster:
+        fit = tensormap.max_active_clusters(kernel, p.block, (p.cluster, 1, 1))
+        if not fit:  # the driver could not say: one cluster per C SMs (correct; maybe a second wave)
+            fit = max(1, device_info().sm_count // p.cluster)
+        return min(m, fit)
+    return min(p.grid(m), resident_blocks(kernel, p.block))
+
+
+def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32) -> Plan | None:
     if strategy == "warp":
         return rows.warp_plan("softmax", n)
     if strategy == "block":
@@ -159,24 +257,34 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
     if strategy == "online":
         return ONLINE
     if strategy == "cluster":
-        return rows.cluster_plan("softmax", n)
+        return rows.cluster_plan("softmax", n) if cc >= (9, 0) else None
+    if strategy == "persistent":
+        return persistent_plan(n, cc, threads, elems or 32)
+    raise ValueError(f"unknown softmax strategy {strategy!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int, int], dtype: str = "bfloat16",
+          threads: int = 0, elems: int = 0) -> Plan | None:
+    if strategy == "cluster":
+        return rows.cluster_plan("softmax", n)  # v3 itself: @arch sm_90 keeps it off older GPUs
+    if strategy in ("warp", "block", "online", "persistent"):
+        return _by_strategy(strategy, n, cc, threads, elems)
     if strategy == "dispatch":
-        if n <= rows.MAX_WARP_N:
-            return rows.warp_plan("softmax", n)
-        if n <= 8192:
-            return rows.block_plan("softmax", n)
-        if cc >= (9, 0) and n <= rows.MAX_CLUSTER_N:
-            return rows.cluster_plan("softmax", n)
-        if n <= rows.MAX_BLOCK_N:
-            return rows.block_plan("softmax", n)
-        return ONLINE
+        table = (DISPATCH_SM90 if cc >= (9, 0) else DISPATCH_OLDER)[dtype]
+        for widest, chosen in table:
+            if n <= widest:
+                p = _by_strategy(chosen, n, cc, 0, DISPATCH_PERSISTENT_ELEMS[dtype])
+                if p is not None:
+                    return p
+        return ONLINE  # any width
     # "rows": the contract kernel with the header's `@block` / `@rows_per_block` (wrong/ kernels)
     return Plan(None, block, rows_per_block)
 
 
 def _limit(variant) -> str:
-    return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N),
-            "cluster": str(rows.MAX_CLUSTER_N)}.get(variant.meta.get("strategy", ""), "any")
+    return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),
+            "persistent": str(MAX_PERSISTENT_N)}.get(variant.meta.get("strategy", ""), "any")
 
 
 OP = Softmax()

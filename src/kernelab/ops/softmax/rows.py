@@ -31,6 +31,7 @@ class Plan:
     rows_per_block: int = 1
     cluster: int | None = None
     capacity: int | None = None  # the widest row it holds on chip; None: it streams, any width
+    persistent: bool = False  # the grid is what fits on the GPU at once; each warp/block/cluster loops over rows
 
     def grid(self, rows: int) -> int:
         """The `grid` to launch with. With a cluster it counts clusters, not blocks (cuda.core's

@@ -1,12 +1,16 @@
-// v4_dispatch: the library softmax: picks v0, v1, v3 or v2 by row width and GPU.
+// v4_dispatch: the library softmax: picks v0, v1, v2, v3 or v5 by row width, dtype and GPU.
 //
-// What changed: no new kernel. This module holds the instances of v0-v3 that the op's
-//   launch chooses from (see `_plan` in op.py):
+// What changed: no new kernel. This module holds the instances of v0-v3 and v5 that the op's
+//   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
+//   figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
-//     N <= 8192                 v1, one block per row of 64/128/256 threads;
-//     N <= 262144 on sm_90+     v3, clusters of 2-8 blocks (256-1024 threads) per row;
-//     N <= 32768 before sm_90   v1 with 512/1024 threads;
-//     wider rows                v2, online softmax (2 reads + 1 write).
+//     N <= 8192 (fp32: 4096)    v1, one block per row of 64/128/256 threads;
+//     N <= 32768                v2, online softmax: its re-read hits L2 (8192 x 32768 bf16:
+//                               v2 266 us, v1 303, v3 362; fp32 32768 x 8192: v2 515, v1 542);
+//     N <= 262144               v3, clusters of 2-8 blocks (256-1024 threads) per row;
+//     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
+//   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
+//   in op.py ("persistent" in DISPATCH_SM90).
 //   Every strategy keeps 32 elements per thread (4 x 16 B bf16, 8 x 16 B fp32), so a
 //   thread's registers hold the same 128 bytes (bf16: 64 B loaded) whatever the width.
 // Why: no single shape of work fits rows from 1 to 262144 wide: a warp per row wastes
@@ -26,6 +30,7 @@
 #if __CUDA_ARCH__ >= 900
 #include "v3_cluster.cu"
 #endif
+#include "v5_persistent.cu"  // (its cluster code is guarded by __CUDA_ARCH__ >= 900 itself)
 
 // v0: one warp per row, 8 rows per 256-thread block.
 extern "C" __global__ void __launch_bounds__(256, 4)
@@ -91,6 +96,91 @@ extern "C" __global__ void __launch_bounds__(512, 2)
 softmax_cluster_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_cluster_t1024_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 1024, 32, 8>(x, y, M, N); }
+#endif
+
+// v5: persistent warps and blocks (any arch), clusters (sm_90+): the instances op.py's
+// persistent_plan picks (without a `@threads` knob), for DISPATCH_SM90 entries "persistent".
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_pw_e8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_pw_e16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pw_e32_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 32>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_pw_e8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 4)
+softmax_pw_e16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 3)
+softmax_pw_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 32>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(64, 8)
+softmax_pc_t64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 64, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(128, 4)
+softmax_pc_t128_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 128, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 1)
+softmax_pc_t512_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(64, PC1_BF16_MIN_BLOCKS_T64)
+softmax_pc_t64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 64, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(128, PC1_BF16_MIN_BLOCKS_T128)
+softmax_pc_t128_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 128, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, PC1_BF16_MIN_BLOCKS_T256)
+softmax_pc_t256_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, PC1_BF16_MIN_BLOCKS_T512)
+softmax_pc_t512_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 1>(x, y, M, N); }
+#if __CUDA_ARCH__ >= 900
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 1)
+softmax_pc_t512_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 1)
+softmax_pc_t512_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 3)
+softmax_pc_t256_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 3)
+softmax_pc_t256_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 3)
+softmax_pc_t256_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 1)
+softmax_pc_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(512, 1)
+softmax_pc_t512_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 16>(x, y, M, N); }
+#endif
+
+// v5 with 64 elements per thread (DISPATCH_PERSISTENT_ELEMS = 64 takes these).
+extern "C" __global__ void __launch_bounds__(64, 4)
+softmax_pc_t64_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 64, 64, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(128, 2)
+softmax_pc_t128_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 128, 64, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 1)
+softmax_pc_t256_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(64, PC1E64_BF16_MIN_BLOCKS_T64)
+softmax_pc_t64_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 64, 64, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(128, PC1E64_BF16_MIN_BLOCKS_T128)
+softmax_pc_t128_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 128, 64, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, PC1E64_BF16_MIN_BLOCKS_T256)
+softmax_pc_t256_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 1>(x, y, M, N); }
+#if __CUDA_ARCH__ >= 900
+extern "C" __global__ void __launch_bounds__(256, 1)
+softmax_pc_t256_e64_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 1)
+softmax_pc_t256_e64_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 1)
+softmax_pc_t256_e64_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 1)
+softmax_pc_t256_e64_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_e64_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_e64_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_e64_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(256, 2)
+softmax_pc_t256_e64_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 16>(x, y, M, N); }
 #endif
 
 // The names the op contract looks up: the kernel that handles any width (v2's).
