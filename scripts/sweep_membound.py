@@ -266,7 +266,9 @@ def verify_timed_outputs(op, case, inputs, outputs, rows: int = 256):
     nan_ok = "special" in tuple(getattr(op, "distributions", ()))
     for name, got in outputs.items():
         rtol, atol = tolerance(op, got.dtype)
-        cmp = compare_outputs(got.index_select(0, idx), ref[name], rtol, atol, nan_ok=nan_ok, name=name)
+        # transpose: input row i is output column i, so the sampled rows are columns of the output
+        picked = got.index_select(1, idx) if op.name == "transpose" else got.index_select(0, idx)
+        cmp = compare_outputs(picked, ref[name], rtol, atol, nan_ok=nan_ok, name=name)
         if not cmp.ok:
             return False, cmp.summary()
     return True, f"{len(idx)} rows of {m} within tolerance"

@@ -22,13 +22,17 @@
 // Predicted: 32768 x 8192 fp32 moves 2.15 GB: 503 us at the copy rate; expect ~500-515 us
 //   (0.98-1.01x torch.compile, 5-8% over v3); bf16 about v3's 286 us (it is at the copy rate).
 //   256 x 1024 fp32 (1 MiB, graph): ~1.6-1.75 us (target <= 1.76 us).
-// Measured: BENCHMARKS.md (not yet run on a GPU; scripts/sweep_membound.py times it with its knobs).
+// Sweep (docs/runs/2026-11-30-h200-sweep_membound_s3.json, one H200 process, torch.compile 503.8 us):
+//   fp32 32768 x 8192: R = 4 503.2 us (1.00x torch.compile, the default now), R = 2 529.5, R = 1
+//   534.9, v3 538.9. bf16 stays v3's (285.8 us; v4 R = 2 335.9). 256 x 1024 (graph): R = 1 1.9 us
+//   against v3's 1.8 and torch.compile's 1.6: the one-shot grid does not help there.
+// Measured: BENCHMARKS.md, gelu_bias rows (generated from results JSON).
 //
 // Knobs (#ifndef macros): ROWS (rows per thread, from the header), MIN_BLOCKS, BLOCK (header).
 //
 // @block 256
 // @layout oneshot
-// @rows_per_thread 2
+// @rows_per_thread 4
 // @access_bytes 16 (loads of x and bias, stores of y, where aligned)
 #include <cuda_bf16.h>
 
@@ -36,7 +40,7 @@
 #define BLOCK 256
 #endif
 #ifndef ROWS
-#define ROWS 2
+#define ROWS 4
 #endif
 // 4 blocks of 256 = 1024 threads per SM: caps registers at 64 (8 x 256 caps them at 32).
 #ifndef MIN_BLOCKS

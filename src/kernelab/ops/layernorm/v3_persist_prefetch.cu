@@ -23,7 +23,12 @@
 // Predicted: bytes first. 32768 x 8192 bf16 moves 1.07 GB: 251 us at the 4.27 TB/s copy rate;
 //   fp32 2.15 GB: 503 us. Expect ~265-280 us bf16 (1.02-1.08x torch.compile) and ~505-520 us fp32
 //   (0.97-1.0x): 6-10% over v1 from the hint (~5%) and the prefetch.
-// Measured: BENCHMARKS.md (not yet run on a GPU; scripts/sweep_membound.py times it with its knobs).
+// Sweep (docs/runs/2026-11-30-h200-sweep_membound_s3.json, one H200 process): a measured dead end. bf16 32768 x 8192
+//   432.5 us against v1's 299.5 and torch.compile's 285.6 (PREFETCH 0 452.5, 2 waves 427.1); fp32
+//   562.6 against v1's 537.9. The rmsnorm twin lost less (271.4 vs v2's 256.8): layernorm's two
+//   block reductions per row leave a persistent block idle twice per row, and the prefetched row
+//   does not cover that. Kept as the measured counter-example to v1.
+// Measured: BENCHMARKS.md, layernorm rows (generated from results JSON).
 //
 // Knobs (#ifndef macros, for sweeps; defaults are the header's): X_LOAD (norm_rows.cuh);
 // PREFETCH (0: load each row after the previous one is written), PF_MAX_K (prefetch where K <=

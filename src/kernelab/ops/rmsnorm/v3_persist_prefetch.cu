@@ -16,7 +16,10 @@
 //   no loads in flight (a block's barrier and store phase: ~1 us of a ~4 us life).
 // Predicted: bytes first. 32768 x 8192 bf16 moves 1.07 GB: 251 us at the 4.27 TB/s copy rate;
 //   fp32 2.15 GB: 503 us. Expect ~247-254 us bf16 (0.98-1.01x torch.compile) and ~500-508 us fp32.
-// Measured: BENCHMARKS.md (not yet run on a GPU; scripts/sweep_membound.py times it with its knobs).
+// Sweep (docs/runs/2026-11-30-h200-sweep_membound_s3.json, one H200 process): slower than v2, a measured dead end. bf16
+//   32768 x 8192 271.4 us (v2 256.8, torch.compile 249.5; without the prefetch 319.9, so the
+//   prefetch itself pays 15%), fp32 538.1 (v2 509.8, torch.compile 498.4).
+// Measured: BENCHMARKS.md, rmsnorm rows (generated from results JSON).
 //
 // Knobs (#ifndef macros, for sweeps; defaults are the header's): X_LOAD (norm_rows.cuh);
 // PREFETCH (0: load each row after the previous one is written), PF_MAX_K (prefetch where K <=

@@ -177,12 +177,18 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   fp32 2048 x 131072:  v3 652.1 (torch.compile 782.8)
 # v2's second read of a row comes from L2 at these widths (a 64 KiB row is re-read while ~264 rows,
 # 17 MiB, are in flight), so it costs ~no DRAM bytes and no barrier idles the SM as in v1/v3.
+# The softmax sweep (docs/runs/2026-11-30-h200-sweep_softmax.json, one process, copy 505 us):
+#   bf16 2048 x 131072:  v5 (64 elements/thread, clusters of 8 x 256) 294.9, v5 (32) 325.7, v3 373.2
+#   bf16 4096 x 65536:   v5 (64) 301.5, v2 303.7, v3 372.4
+#   fp32 2048 x 131072:  v5 (32, clusters of 8 x 512) 570.6, v5 (64) 578.7, v3 651.8
+#   v5 lost where rows fit a block or a warp (32768 x 8192: 298.0 vs v1 273.4; 262144 x 1024: 279.3
+#   vs v0 268.0), so it takes only the widths past 32768.
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "warp"), (8192, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "cluster")),
-    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "cluster")),
+    "bfloat16": ((1024, "warp"), (8192, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "persistent")),
+    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "persistent")),
 }
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
-DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 32, "float32": 32}
+DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
     "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),

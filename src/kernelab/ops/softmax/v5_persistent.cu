@@ -35,6 +35,11 @@
 //   size of the cluster instances (default: 256 x 2/4/8, then 512 x 8/16); `@elems 64` takes the
 //   instances whose threads hold 64 elements (bf16: 512 threads/SM, 64 KiB in flight; fewer
 //   threads per row, so cheaper reductions).
+// Sweep (docs/runs/2026-11-30-h200-sweep_softmax.json, one H200 process, copy 505 us): 2048 x 131072
+//   bf16 294.9 us with 64 elements per thread (clusters of 8 x 256; 85.6% of copy, 1.84x
+//   torch.compile; v3 373.2), fp32 570.6 (v3 651.8); 4096 x 65536 301.5 (v2 303.7). Where a row fits
+//   a block or a warp it lost (32768 x 8192 298.0 vs v1 273.4; 262144 x 1024 279.3 vs v0 268.0), so
+//   v4 dispatches to it only past 32768.
 // Measured: BENCHMARKS.md, softmax rows (generated from results JSON).
 //
 // @strategy persistent

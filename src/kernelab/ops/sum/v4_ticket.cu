@@ -20,7 +20,11 @@
 //   2^18 fp32 ~2.5-2.8 us. 2^28 fp32 (1.07 GB) as v3: ~241 us = 4.45 TB/s (the ticket adds
 //   < 1 us; U = 8 there keeps v3's 32768 partials, 128 KiB, read once by one block: ~2-3 us, so
 //   the sweep keeps v3 as the bench-size variant unless this matches it).
-// Measured: BENCHMARKS.md (not yet run on a GPU; scripts/sweep_membound.py times it at 2^18 with its knobs).
+// Sweep (docs/runs/2026-11-30-h200-sweep_membound_s3.json, one H200 process, graph replay): 2^18 bf16 2.78 us (torch.compile
+//   2.74, v1 3.03, v3 3.29); fp32 2.81 (torch.compile 2.91). The classic __threadfence ticket
+//   (FENCE 1) 3.05. At 2^28 with v3's grid it is slower than v3 (278.9 vs 236.9 us fp32): the last
+//   block's serial pass over the partials shows there; v3 stays the choice for large inputs.
+// Measured: BENCHMARKS.md, sum rows (generated from results JSON).
 // Determinism: the grid depends only on n; the partials are added in a fixed order by whichever
 //   block is last; the only atomic is the integer ticket, which decides who adds, not the order.
 //
