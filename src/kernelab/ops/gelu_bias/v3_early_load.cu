@@ -16,25 +16,22 @@
 //   within the 1.1x target); 32768 x 8192 bf16 about v2's 286 us (3.75 TB/s; it is issue-bound
 //   there), fp32 about v2's.
 // Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json): 32768x8192 283.4 us = 1.45x torch.compile (v2 1.44x); 256x1024 in
-//   graph mode 1.8 us = 0.86x (v2 0.80x), and 0.95x with 128-thread blocks (sweep_membound_s3:
-//   1.64 us against torch.compile's 1.56 bf16, 1.71 against 1.63 fp32). Blocks are 128 threads
-//   now (16 per SM, the same 2048 threads and 32-register cap): at 256 x 1024 the grid is 256
-//   blocks over 132 SMs instead of 128 that leave 4 SMs idle and the rest with one block each.
+//   graph mode 1.8 us = 0.86x (v2 0.80x), and 0.95x with 128-thread blocks. Full runs: BENCHMARKS.md.
 //
-// @block 128
+// @block 256
 // @layout chunks
 // @access_bytes 16 (loads of x and bias, stores of y, where aligned)
 #include <cuda_bf16.h>
 
 #ifndef BLOCK
-#define BLOCK 128
+#define BLOCK 256
 #endif
-// 2048 threads per SM (16 blocks of 128, 8 of 256): caps registers at 32 (no spills on sm_80..sm_120).
+// 8 blocks of 256 = 2048 threads per SM: caps registers at 32 (no spills on sm_80..sm_120).
 // Each thread has one row's 16-byte load in flight at a time (ptxas places each load just
 // before its use even when several rows are loaded up front, seen in the SASS), so latency is
 // hidden by warps: 64 warps x 512 B = 32 KB per SM, over the ~13 KB of reads that
 // 2.2 TB/s (half of 4.4, reads) x ~0.8 us of latency / 132 SMs needs.
-#define MIN_BLOCKS (2048 / BLOCK)
+#define MIN_BLOCKS 8
 
 #include "gelu_erfc.cuh"  // v2's element math, unchanged
 
