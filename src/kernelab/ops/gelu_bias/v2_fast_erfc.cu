@@ -53,17 +53,8 @@ __device__ __forceinline__ void gelu_bias_vec(const T* __restrict__ x, const T* 
       yv[r * chunks] = gelu_bias16<T>(__ldg(xv + r * chunks), b);
   } else {  // element by element: this thread's columns c0 .. c0 + V - 1 that exist
     const unsigned c0 = chunk * V;
-#pragma unroll
-    for (unsigned k = 0; k < V; ++k) b[k] = c0 + k < cols ? to_f32(bias[c0 + k]) : 0.0f;
-    for (unsigned long long r = row0; r < rows; r += step) {
-#pragma unroll
-      for (unsigned k = 0; k < V; ++k) {
-        if (c0 + k < cols) {
-          const unsigned long long i = r * cols + c0 + k;
-          y[i] = from_f32<T>(gelu(to_f32(x[i]) + b[k]));
-        }
-      }
-    }
+    bias_elems<T>(b, bias, c0, cols);
+    for (unsigned long long r = row0; r < rows; r += step) row_elems<T>(x, y, b, r, cols, c0, [](float v) { return gelu(v); });
   }
 }
 

@@ -95,19 +95,12 @@ __device__ __forceinline__ void gelu_bias_oneshot(const T* __restrict__ x, const
     }
   } else {  // element by element: this thread's columns c0 .. c0 + V - 1 that exist
     const unsigned c0 = chunk * V;
-#pragma unroll
-    for (unsigned k = 0; k < V; ++k) b[k] = c0 + k < cols ? to_f32(bias[c0 + k]) : 0.0f;
+    bias_elems<T>(b, bias, c0, cols);
     for (unsigned long long band = blockIdx.y; band < bands; band += gridDim.y) {
       for (unsigned u = 0; u < R; ++u) {
         const unsigned long long r = band * band_rows + u * (unsigned long long)blockDim.y + threadIdx.y;
         if (r >= rows) break;
-#pragma unroll
-        for (unsigned k = 0; k < V; ++k) {
-          if (c0 + k < cols) {
-            const unsigned long long i = r * cols + c0 + k;
-            y[i] = from_f32<T>(gelu(to_f32(x[i]) + b[k]));
-          }
-        }
+        row_elems<T>(x, y, b, r, cols, c0, [](float v) { return gelu(v); });
       }
     }
   }

@@ -1,5 +1,5 @@
-// vec16.cuh: conversions and one 16-byte vector <-> 4 (fp32) or 8 (bf16) floats, shared by
-// gelu_bias v1, v2 and v3.
+// vec16.cuh: conversions, one 16-byte vector <-> 4 (fp32) or 8 (bf16) floats, and the
+// element-by-element path, shared by gelu_bias v1 to v4.
 #pragma once
 #include <cuda_bf16.h>
 
@@ -38,4 +38,24 @@ __device__ __forceinline__ uint4 pack(const float (&f)[16 / sizeof(T)]) {
     }
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The element-by-element path (rows whose 16-byte chunks are not aligned, or a row's last
+// partial chunk): this thread's bias values at columns c0 .. c0 + V - 1 (0 past the row's end)...
+template <typename T, int V>
+__device__ __forceinline__ void bias_elems(float (&b)[V], const T* __restrict__ bias, unsigned c0, unsigned cols) {
+#pragma unroll
+  for (unsigned k = 0; k < V; ++k) b[k] = c0 + k < cols ? to_f32(bias[c0 + k]) : 0.0f;
+}
+// ...and row r of them, with the variant's element function f (its gelu).
+template <typename T, int V, typename F>
+__device__ __forceinline__ void row_elems(const T* __restrict__ x, T* __restrict__ y, const float (&b)[V],
+                                          unsigned long long r, unsigned cols, unsigned c0, F f) {
+#pragma unroll
+  for (unsigned k = 0; k < V; ++k) {
+    if (c0 + k < cols) {
+      const unsigned long long i = r * cols + c0 + k;
+      y[i] = from_f32<T>(f(to_f32(x[i]) + b[k]));
+    }
+  }
 }
