@@ -698,4 +698,31 @@ __device__ __forceinline__ void init_barriers(const Barriers& bar) {
 #endif
 }
 
+// The block's 1024-byte-aligned shared-memory base (the 128-byte swizzle repeats every 1024 bytes);
+// traps when the launch gave less dynamic shared memory than the layout needs (a header's
+// @smem_dD that disagrees with the kernel).
+__device__ __forceinline__ uint32_t smem_base(uint8_t* smem, bool d128) {
+  const uint32_t base = (smem_u32(smem) + 1023u) & ~1023u;
+  uint32_t dyn_smem;
+  asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dyn_smem));
+  if (dyn_smem < (d128 ? Layout<128>::SMEM : Layout<64>::SMEM)) __trap();
+  return base;
+}
+
+// Thread 0 initialises the barriers; every thread returns once they are visible.
+__device__ __forceinline__ Barriers setup_barriers(uint32_t base, bool d128) {
+  const Barriers bar{base + (d128 ? Layout<128>::BAR_OFF : Layout<64>::BAR_OFF),
+                     d128 ? Layout<128>::STAGES : Layout<64>::STAGES};
+  if (threadIdx.x == 0) {
+    if (d128) {
+      init_barriers<128>(bar);
+    } else {
+      init_barriers<64>(bar);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  return bar;
+}
+
 }  // namespace

@@ -163,23 +163,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   extern __shared__ __align__(1024) uint8_t smem[];
   if (head_dim != 128 && head_dim != 64) __trap();  // the host refuses other head dims
   const bool d128 = head_dim == 128;
-  const uint32_t raw = smem_u32(smem);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  uint32_t dyn_smem;
-  asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dyn_smem));
-  if (dyn_smem < (d128 ? Layout<128>::SMEM : Layout<64>::SMEM)) __trap();  // the header's @smem_dD is too small
-
-  const Barriers bar{base + (d128 ? Layout<128>::BAR_OFF : Layout<64>::BAR_OFF),
-                     d128 ? Layout<128>::STAGES : Layout<64>::STAGES};
-  if (threadIdx.x == 0) {
-    if (d128) {
-      init_barriers<128>(bar);
-    } else {
-      init_barriers<64>(bar);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
+  const uint32_t base = smem_base(smem, d128);
+  const Barriers bar = setup_barriers(base, d128);
 
   const int m_blocks = (seqlen + BM - 1) / BM;
   if (threadIdx.x < 128) {
