@@ -50,18 +50,8 @@
 #endif
 
 #include "reduce.cuh"  // to_f32, sum16, warp_sum, block_sum
+#include "oneshot.cuh"  // load16 and v3's one-shot chunk
 
-__device__ __forceinline__ uint4 load16(const uint4* p) {
-#if X_LOAD == 0
-  return __ldg(p);
-#elif X_LOAD == 1
-  uint4 r;
-  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  return r;
-#else
-#error "X_LOAD must be 0 (ld.global.nc) or 1 (ld.global)"
-#endif
-}
 
 // Returns the old counter and stores old >= limit ? 0 : old + 1 (atomicInc's rule), so the last
 // ticket (limit = gridDim.x - 1) resets the counter for the next launch.
@@ -89,39 +79,8 @@ template <typename T>
 __device__ __forceinline__ void ticket_sum(const T* __restrict__ x, float* __restrict__ partial,
                                            unsigned int* __restrict__ ticket, float* __restrict__ out,
                                            unsigned long long n) {
-  constexpr unsigned V = 16 / sizeof(T);
-  constexpr unsigned U = VECS;
   const unsigned tid = threadIdx.x;
-
-  // v3's one-shot chunk: head and tail scalars to block 0, BLOCK x U vectors per block.
-  const unsigned long long mis = (reinterpret_cast<unsigned long long>(x) & 15) / sizeof(T);
-  const unsigned long long head = mis ? min((unsigned long long)(V - mis), n) : 0ull;
-  const unsigned long long nvec = (n - head) / V;
-  const uint4* __restrict__ xv = reinterpret_cast<const uint4*>(x + head);
-  const unsigned long long first = (unsigned long long)blockIdx.x * (BLOCK * U);
-  const uint4* __restrict__ p = xv + first + tid;
-  uint4 v[U];
-  if (first + BLOCK * U <= nvec) {
-#pragma unroll
-    for (unsigned u = 0; u < U; ++u) v[u] = load16(p + u * BLOCK);
-  } else {
-#pragma unroll
-    for (unsigned u = 0; u < U; ++u)  // zero bits add 0.0f
-      v[u] = first + u * BLOCK + tid < nvec ? load16(p + u * BLOCK) : make_uint4(0u, 0u, 0u, 0u);
-  }
-  float acc[U];
-#pragma unroll
-  for (unsigned u = 0; u < U; ++u) acc[u] = sum16<T>(v[u]);
-#pragma unroll
-  for (unsigned s = 1; s < U; s *= 2)
-#pragma unroll
-    for (unsigned u = 0; u + s < U; u += 2 * s) acc[u] += acc[u + s];
-  float total = acc[0];
-  if (blockIdx.x == 0) {
-    const unsigned long long tail0 = head + nvec * V;
-    if (tid < head) total += to_f32(x[tid]);
-    if (tid < n - tail0) total += to_f32(x[tail0 + tid]);
-  }
+  float total = chunk_sum<T>(x, n);  // v3's one-shot chunk
   total = block_sum<BLOCK>(total);  // valid in thread 0
   if (gridDim.x == 1) {  // one block: its sum is the answer, no ticket
     if (tid == 0) out[0] = total;
