@@ -54,19 +54,7 @@
 #ifndef SM_THREADS_F32
 #define SM_THREADS_F32 1024
 #endif
-// __launch_bounds__ minimum blocks per SM = SM_THREADS / P (at least 1). One flat name per
-// instance: kernelab reads kernel signatures with a regex that ends __launch_bounds__(...) at
-// the first ')', so the attribute itself must hold no parentheses (gpu/params.py).
-#define MINB_F32_T64 (SM_THREADS_F32 / 64 > 0 ? SM_THREADS_F32 / 64 : 1)
-#define MINB_F32_T128 (SM_THREADS_F32 / 128 > 0 ? SM_THREADS_F32 / 128 : 1)
-#define MINB_F32_T256 (SM_THREADS_F32 / 256 > 0 ? SM_THREADS_F32 / 256 : 1)
-#define MINB_F32_T512 (SM_THREADS_F32 / 512 > 0 ? SM_THREADS_F32 / 512 : 1)
-#define MINB_F32_T1024 (SM_THREADS_F32 / 1024 > 0 ? SM_THREADS_F32 / 1024 : 1)
-#define MINB_BF16_T64 (SM_THREADS_BF16 / 64 > 0 ? SM_THREADS_BF16 / 64 : 1)
-#define MINB_BF16_T128 (SM_THREADS_BF16 / 128 > 0 ? SM_THREADS_BF16 / 128 : 1)
-#define MINB_BF16_T256 (SM_THREADS_BF16 / 256 > 0 ? SM_THREADS_BF16 / 256 : 1)
-#define MINB_BF16_T512 (SM_THREADS_BF16 / 512 > 0 ? SM_THREADS_BF16 / 512 : 1)
-#define MINB_BF16_T1024 (SM_THREADS_BF16 / 1024 > 0 ? SM_THREADS_BF16 / 1024 : 1)
+#include "../rmsnorm/min_blocks.cuh"  // MINB_* from SM_THREADS_*
 
 // Parameters are written out in full: kernelab reads each kernel's C signature from the source
 // to convert arguments (gpu/params.py), so they cannot hide in a macro.
