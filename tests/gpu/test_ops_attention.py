@@ -297,3 +297,16 @@ def test_peers_match_the_reference_or_say_why_they_cannot_run():
         assert problem is None, problem
         ran.append(name)
     assert "sdpa" in ran and "sdpa[flash]" in ran, f"only {ran} ran on this GPU"
+
+
+# ---- v3's persistent walk --------------------------------------------------------------------
+@pytest.mark.parametrize("d", [64, 128])
+def test_h_v3_blocks_walk_many_tiles_with_a_tail(d):
+    """Non-causal v3 runs one block per SM, each walking several 128-row tiles: its K/V ring, Q's
+    empty/full phases and the consumers' turns run on from tile to tile. S = 300 leaves a
+    44-row tail in every head, and B x H = 160 gives 480 tiles, 3-4 per block on 132 SMs (the
+    other cases here have fewer tiles than SMs, so one tile per block)."""
+    case = _case(2, 80, 300, d)
+    _usable("v3_wgmma_tma")(case)
+    inputs = _inputs(case, seed=5)
+    _compare(case, _run("v3_wgmma_tma", case, inputs), OP.reference(case, inputs), "v3")
