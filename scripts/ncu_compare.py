@@ -1,0 +1,165 @@
+"""Nsight Compute, side by side: one launch of each target (kernelab variants and the op's peers)
+on one case, profiled with the same sections, and a table of the numbers that explain a gap
+(issue rate, eligible warps, stall reasons per issued instruction, memory throughput).
+
+Why a script and not `kernelab run`: ncu replays a kernel ~20-40 times with its counters, so it
+times nothing; it answers "where do the cycles go" once `kernelab run` has said "how far from the
+peer". One ncu process per target: ncu wraps a whole process.
+
+Usage (GPU machine with ncu; ~15-30 s per target):
+    PYTHONPATH=src python3 scripts/ncu_compare.py --op gemm --shape 4096,4096,4096 --dtype float32 \\
+        --targets v9_sgemm_tuned,cublas --kernel cublas=gemm --out $OUT
+    --kernel NAME=REGEX   the kernel of target NAME (default: the op's kernel for variants; a peer
+                          needs one, e.g. cublas=gemm, sdpa[flash]=flash)
+    --params causal=1     case parameters (attention)
+Writes $OUT/ncu_<target>.txt (ncu's own report) and prints the table last.
+
+The child side (`--child`) builds the inputs, calls the target once (warm-up, and the cubin load),
+then once more: ncu profiles that second matching launch (--launch-skip 1 --launch-count 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+SECTIONS = ("SpeedOfLight", "ComputeWorkloadAnalysis", "SchedulerStats", "WarpStateStats", "MemoryWorkloadAnalysis",
+            "LaunchStats", "Occupancy")
+# Stall reasons, as cycles a warp spends stalled per instruction it issues (sum ~ Warp Cycles Per
+# Issued Instruction): the metric family ncu's WarpStateStats section charts.
+STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
+# Section lines worth a row in the table, in this order.
+ROWS = ("Duration", "Executed Ipc Active", "Issue Slots Busy", "Issued Warp Per Scheduler", "No Eligible",
+        "Active Warps Per Scheduler", "Eligible Warps Per Scheduler", "Warp Cycles Per Issued Instruction",
+        "Registers Per Thread", "Achieved Occupancy", "Memory Throughput", "L1/TEX Hit Rate", "L2 Hit Rate",
+        "Mem Busy", "Mem Pipes Busy")
+
+_LINE = re.compile(r"^\s{2,}(\S.*?)\s{2,}(\S+)?\s+([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
+_STALL = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio")
+
+
+def parse_report(text: str) -> dict[str, float]:
+    """{metric: value} of the first profiled kernel in an ncu text report: section lines
+    ("Executed Ipc Active   inst/cycle   1.64") by name, stall metrics as "stall:<reason>"."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        name, value = m[1].strip(), float(m[3].replace(",", ""))
+        s = _STALL.fullmatch(name)
+        key = f"stall:{s[1]}" if s else name
+        out.setdefault(key, value)  # the first kernel's value wins
+    return out
+
+
+def table(reports: dict[str, dict[str, float]], top_stalls: int = 8) -> str:
+    """Metric rows x target columns; the stall reasons that matter most in any target, largest first."""
+    names = list(reports)
+    rows = [r for r in ROWS if any(r in rep for rep in reports.values())]
+    stalls = sorted({k for rep in reports.values() for k in rep if k.startswith("stall:")},
+                    key=lambda k: -max(rep.get(k, 0.0) for rep in reports.values()))[:top_stalls]
+    width = max([len(r) for r in rows + stalls] + [10])
+    lines = [f"{'':{width}}  " + "  ".join(f"{n[:18]:>18}" for n in names)]
+    for r in rows + stalls:
+        cells = [f"{reports[n][r]:>18.4g}" if r in reports[n] else f"{'-':>18}" for n in names]
+        lines.append(f"{r:{width}}  " + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def ncu_command(ncu: str, target: str, kernel_regex: str, args) -> list[str]:
+    cmd = [ncu, "--launch-skip", "1", "--launch-count", "1", "--kernel-name", f"regex:{kernel_regex}"]
+    for s in SECTIONS:
+        cmd += ["--section", s]
+    cmd += ["--metrics", STALLS]
+    cmd += [sys.executable, str(Path(__file__).resolve()), "--child", "--op", args.op, "--shape", args.shape,
+            "--dtype", args.dtype, "--targets", target] + (["--params", args.params] if args.params else [])
+    return cmd
+
+
+def _case(args):
+    from kernelab.ops import Case
+
+    params = tuple((k, _value(v)) for k, v in (p.split("=", 1) for p in args.params.split(",") if p)) if args.params else ()
+    return Case(tuple(int(x) for x in args.shape.split(",")), args.dtype, params=params)
+
+
+def _value(v: str):
+    return {"true": True, "false": False}.get(v.lower(), int(v) if v.lstrip("-").isdigit() else v)
+
+
+def child(args) -> int:
+    import torch
+
+    from kernelab.ops import discover, run_variant
+
+    op = discover()[args.op]
+    case = _case(args)
+    inputs = op.make_inputs(case, seed=0)
+    target = args.targets
+    if target in {v.name for v in op.variants()}:
+        outputs = op.make_outputs(case, inputs)
+        call = lambda: run_variant(op, op.variant(target), case, inputs, outputs)  # noqa: E731
+    else:
+        peers = op.peers(case)
+        if target not in peers:
+            print(f"{target} is neither a variant nor a peer of {args.op} (peers: {', '.join(peers)})", file=sys.stderr)
+            return 2
+        fn = peers[target]
+        call = lambda: fn(inputs)  # noqa: E731
+    for _ in range(2):  # the first call warms up; ncu profiles the second matching launch
+        call()
+    torch.cuda.synchronize()
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--op", required=True)
+    p.add_argument("--shape", required=True, help="comma-separated, e.g. 4096,4096,4096")
+    p.add_argument("--dtype", default="bfloat16")
+    p.add_argument("--targets", required=True, help="comma-separated variant and peer names")
+    p.add_argument("--kernel", action="append", default=[], help="NAME=REGEX: the kernel to profile for NAME")
+    p.add_argument("--params", default="", help="case parameters, e.g. causal=true")
+    p.add_argument("--out", default=".", help="folder for the ncu reports")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        return child(args)
+
+    from kernelab.ops import discover
+
+    ncu = shutil.which("ncu")
+    if not ncu:
+        print("ncu not found on PATH (Nsight Compute ships with the CUDA toolkit)", file=sys.stderr)
+        return 2
+    op = discover()[args.op]
+    regex = dict(k.split("=", 1) for k in args.kernel)
+    variants = {v.name for v in op.variants()}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    reports = {}
+    for target in [t for t in args.targets.split(",") if t]:
+        if target not in regex and target not in variants:
+            print(f"{target}: a peer needs --kernel {target}=REGEX (its kernel's name is not kernelab's)", file=sys.stderr)
+            return 2
+        kernel = regex.get(target) or re.escape(op.kernel_name(args.dtype))
+        r = subprocess.run(ncu_command(ncu, target, kernel, args), capture_output=True, text=True)
+        text = r.stdout + r.stderr
+        (out / f"ncu_{re.sub(r'[^A-Za-z0-9_.-]', '_', target)}.txt").write_text(text)
+        reports[target] = parse_report(text)
+        if not reports[target]:
+            print(f"{target}: ncu reported nothing (rc {r.returncode}); its output: {out}", file=sys.stderr)
+    print(table(reports))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""scripts/ncu_compare.py without a GPU: it reads the numbers out of real ncu reports (two recorded
+on the H200, docs/runs/ncu/) and builds the profiling command and the side-by-side table."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("ncu_compare", ROOT / "scripts" / "ncu_compare.py")
+NCU = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(NCU)
+REPORTS = ROOT / "docs" / "runs" / "ncu"
+
+
+def test_parses_the_recorded_reports():
+    v1 = NCU.parse_report((REPORTS / "2026-11-30-h200-attention-v1.txt").read_text())
+    fa2 = NCU.parse_report((REPORTS / "2026-11-30-h200-attention-fa2-backend.txt").read_text())
+    assert v1["Executed Ipc Active"] == pytest.approx(1.64) and fa2["Executed Ipc Active"] == pytest.approx(1.81)
+    assert v1["No Eligible"] == pytest.approx(58.95) and v1["Warp Cycles Per Issued Instruction"] == pytest.approx(4.86)
+    assert fa2["L1/TEX Hit Rate"] == pytest.approx(31.89)
+    text = NCU.table({"v1": v1, "sdpa[flash]": fa2})
+    ipc = next(line for line in text.splitlines() if line.startswith("Executed Ipc Active"))
+    assert "1.64" in ipc and "1.81" in ipc
+
+
+def test_stall_metrics_become_reasons_and_rank_by_their_largest_value():
+    text = """
+  gemm_f32 (32, 32, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 9.0
+    Section: Warp State Statistics
+    ---------------------------------------------------------------------- ----------- ------------
+    Warp Cycles Per Issued Instruction                                           cycle         9.10
+    ---------------------------------------------------------------------- ----------- ------------
+    smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio              inst         0.42
+    smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio      inst         2.50
+    smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio         inst         1,250.5
+"""
+    rep = NCU.parse_report(text)
+    assert rep == {"Warp Cycles Per Issued Instruction": 9.10, "stall:barrier": 0.42, "stall:long_scoreboard": 2.50,
+                   "stall:mio_throttle": 1250.5}
+    rows = NCU.table({"a": rep, "b": {"stall:barrier": 3.0}}, top_stalls=2).splitlines()
+    assert [r.split()[0] for r in rows[1:]] == ["Warp", "stall:mio_throttle", "stall:barrier"]
+    assert rows[3].split()[1:] == ["0.42", "3"] and rows[2].split()[1:] == ["1250", "-"]
+
+
+def test_command_profiles_the_second_matching_launch_of_one_target():
+    args = type("A", (), {"op": "gemm", "shape": "4096,4096,4096", "dtype": "float32", "params": ""})()
+    cmd = NCU.ncu_command("/usr/bin/ncu", "cublas", "gemm", args)
+    assert cmd[:7] == ["/usr/bin/ncu", "--launch-skip", "1", "--launch-count", "1", "--kernel-name", "regex:gemm"]
+    assert cmd[cmd.index("--metrics") + 1] == NCU.STALLS and "--child" in cmd and "cublas" in cmd
+    assert all(s in cmd for s in NCU.SECTIONS)
+
+
+def test_a_peer_without_a_kernel_regex_is_refused(capsys, monkeypatch):
+    monkeypatch.setattr(NCU.shutil, "which", lambda name: "/usr/bin/ncu")
+    assert NCU.main(["--op", "gemm", "--shape", "64,64,64", "--dtype", "float32", "--targets", "cublas"]) == 2
+    assert "--kernel cublas=REGEX" in capsys.readouterr().err
