@@ -193,6 +193,9 @@ SWEEP: tuple[Config, ...] = (
     Config("v1+lazy0", V1, {"RESCALE_THRESHOLD": 0}, "v1 skipping a warp's O rescale (128 FMULs per thread and "
            "32-key tile) only when no row max moved (348 / 320 TFLOP/s)"),
     Config("v1-lazy", V1, {"RESCALE_THRESHOLD": -1}, "control: v1 rescaling O every tile (330 / 312 TFLOP/s)"),
+    Config("v1+s2", V1, {"STAGES": 2}, "a 2-tile ring (64 KiB per block at D = 128): v1 is at 0.99-1.00x the FA2 "
+           "backend, and the ring depth is the knob not yet swept with the lazy rescale"),
+    Config("v1+s4", V1, {"STAGES": 4}, "a 4-tile ring (96 KiB, still 2 blocks per SM): more load slack per tile"),
     Config("v3", V3, {}, "TMA loads from one thread, 24/240 registers, persistent tiles (the next tile's loads "
            "under this one's last P V and epilogue)"),
     Config("v3-persistent", V3, _NP, "TMA and 24/240 registers alone, one block per tile as v2: isolates persistence"),

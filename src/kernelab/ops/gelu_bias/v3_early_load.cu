@@ -26,12 +26,13 @@
 #ifndef BLOCK
 #define BLOCK 256
 #endif
-// 8 blocks of 256 = 2048 threads per SM: caps registers at 32 (no spills on sm_80..sm_120).
+// 2048 threads per SM (8 blocks of 256; 16 of 128 when a sweep sets BLOCK 128): caps registers at
+// 32 (no spills on sm_80..sm_120).
 // Each thread has one row's 16-byte load in flight at a time (ptxas places each load just
 // before its use even when several rows are loaded up front, seen in the SASS), so latency is
 // hidden by warps: 64 warps x 512 B = 32 KB per SM, over the ~13 KB of reads that
 // 2.2 TB/s (half of 4.4, reads) x ~0.8 us of latency / 132 SMs needs.
-#define MIN_BLOCKS 8
+#define MIN_BLOCKS (2048 / BLOCK)
 
 #include "gelu_erfc.cuh"  // v2's element math, unchanged
 
