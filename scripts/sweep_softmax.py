@@ -37,6 +37,10 @@ sys.path.insert(0, str(ROOT / "src"))
 from kernelab.check.inputs import DTYPES  # noqa: E402  (no torch, no CUDA at import)
 from kernelab.ops import Case, discover  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The parallel cubin precompile, resource rows and the skip signal are sweep_membound's.
+from sweep_membound import _Skip, precompile, resources_of  # noqa: E402
+
 BF16, F32 = "bfloat16", "float32"
 
 
@@ -110,41 +114,6 @@ def compile_args(op, cand: Candidate, arch):
     return str(v.path), target_arch(v, arch).sm, dict(op.defines(v))
 
 
-def _compile_job(args):
-    path, arch, defines = args
-    from kernelab.gpu import compile_file
-
-    t0 = time.perf_counter()
-    m = compile_file(path, arch=arch, defines=defines)
-    return time.perf_counter() - t0, m.cache_hit
-
-
-def precompile(jobs: list, workers: int) -> float:
-    """Fill the cubin cache in parallel (v4 and v5 take ~5-10 s each in NVRTC); the sweep's own
-    compiles are then cache hits."""
-    import concurrent.futures as cf
-    import multiprocessing as mp
-
-    uniq = list({(p, a, tuple(sorted(d.items()))): (p, a, d) for p, a, d in jobs}.values())
-    t0 = time.perf_counter()
-    try:
-        with cf.ProcessPoolExecutor(max_workers=max(1, min(workers, len(uniq))), mp_context=mp.get_context("spawn")) as ex:
-            list(ex.map(_compile_job, uniq))
-    except Exception as e:  # the serial path compiles whatever is missing
-        print(f"parallel precompile failed ({e!r}); each module compiles when the sweep reaches it", flush=True)
-    return time.perf_counter() - t0
-
-
-def resources_of(compiled, names) -> dict:
-    out = {}
-    for n in names:
-        r = compiled.resources.get(n)
-        if r is not None:
-            out[n] = {"registers": r.registers, "spill_stores": r.spill_stores, "spill_loads": r.spill_loads,
-                      "stack_frame": r.stack_frame, "shared_static": r.shared_static}
-    return out
-
-
 def instance(op, v, case, cc) -> tuple:
     """(plan, kernel name) a launch of `v` on `case` takes on a GPU of compute capability cc."""
     p = op.plan(v, case.shape[1], cc, case.dtype)
@@ -170,10 +139,6 @@ def verify_timed_outputs(op, case, inputs, outputs, rows: int = 256):
     rtol, atol = tolerance(op, y.dtype)
     cmp = compare_outputs(y.index_select(0, idx), ref, rtol, atol, nan_ok=True, name="y")
     return cmp.ok, (f"{len(idx)} rows of {m} within tolerance" if cmp.ok else cmp.summary())
-
-
-class _Skip(Exception):
-    pass
 
 
 # ---- the run ------------------------------------------------------------------------------------
