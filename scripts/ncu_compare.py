@@ -84,6 +84,20 @@ def ncu_command(ncu: str, target: str, kernel_regex: str, args) -> list[str]:
     return cmd
 
 
+def variant_kernel_regex(op, name: str, dtype: str) -> str:
+    """The kernels a variant's module holds for this dtype, as one regex: the op's entry name
+    (`softmax_bf16`) is not what templated variants launch (`softmax_warp_row_bf16_...`), so the
+    names come from the compiled module (NVRTC, cached). A variant with several kernels (sum's
+    finish pass) matches all of them; ncu profiles the second matching launch."""
+    from kernelab.check.inputs import DTYPES
+    from kernelab.ops import compile_variant
+
+    names = sorted(compile_variant(op, op.variant(name)).resources)
+    suffix = DTYPES[dtype]
+    mine = [n for n in names if suffix in n] or names
+    return "|".join(re.escape(n) for n in mine) or re.escape(op.kernel_name(dtype))
+
+
 def _case(args):
     from kernelab.ops import Case
 
@@ -150,7 +164,7 @@ def main(argv=None) -> int:
         if target not in regex and target not in variants:
             print(f"{target}: a peer needs --kernel {target}=REGEX (its kernel's name is not kernelab's)", file=sys.stderr)
             return 2
-        kernel = regex.get(target) or re.escape(op.kernel_name(args.dtype))
+        kernel = regex.get(target) or variant_kernel_regex(op, target, args.dtype)
         r = subprocess.run(ncu_command(ncu, target, kernel, args), capture_output=True, text=True)
         text = r.stdout + r.stderr
         (out / f"ncu_{re.sub(r'[^A-Za-z0-9_.-]', '_', target)}.txt").write_text(text)

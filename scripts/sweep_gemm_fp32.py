@@ -50,7 +50,7 @@ def knobs(**kw) -> dict:
     """A full setting: every geometry knob spelled out, so a name keeps its meaning when v9's
     defaults change. Base: 128x128x8 C tile, 3-stage cp.async, interleaved lanes, 2 blocks/SM."""
     base = dict(BM=128, BN=128, BK=8, WARPS_M=2, WARPS_N=2, TM=16, TN=8, LANES_M=4, LANE_MAP=1, LOADER=1,
-                STAGES=3, MIN_BLOCKS=2, GROUP_M=0)
+                STAGES=3, MIN_BLOCKS=2, GROUP_M=0, FMA_ORDER=0)
     base.update(kw)
     return base
 
@@ -65,10 +65,34 @@ REGS = dict(LOADER=0, STAGES=2)  # v5's loader: LDG.128 + transposed STS.32, 2 s
 # measured. "instr / FFMA": SASS instructions of the hot k-loop per FFMA (NVRTC 13.0, sm_90; --dry-run
 # prints them). Round 1 (docs/runs/2026-11-30-h200-sweep_gemm_fp32.json) measured 15 settings; its
 # losers are gone (16x8 tiles at 2 blocks/SM and 1 block/SM, 128x256 and 256x128 blocks, v5's lane
-# order, 4 stages); the numbers in `why` are round 1's ratios to cuBLAS.
+# order, 4 stages); the numbers in `why` are round 1's ratios to cuBLAS. Rounds 2 and 3's losers
+# (_r2.json, _r3.json: BK 32 at 3 stages, BK 40, warps 2x4 at BK 8-32 with 3 stages, GROUP_M 16 at
+# BK 16, regs_intl grouped) are gone too.
 CONFIGS: list[tuple[str, dict, str]] = [
     ("t8x8_128x128_k32_s2", knobs(**T8X8, BK=32, STAGES=2),
      "the default since round 3 (0.888x in rounds 2 and 3): BK 32 with 2 stages (66 KB), 2 blocks/SM"),
+    # Round 4 (session 4): ncu on the H200 (docs/runs/ncu/gemm_fp32_*) put cuBLAS at 87% issue slots busy
+    # and v9 at 75%, with 0.68 cycles of dispatch stall per issued instruction against cuBLAS's 0.10.
+    # The FFMA order decides which operand the reuse cache serves: in v9's sm_90 SASS 384 of 4096
+    # FFMAs read all three registers from one bank (reg % 2) without reuse; in serpentine order 15.
+    ("t8x8_k32_s2_serp", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1),
+     "the default in serpentine FFMA order (CUTLASS's MmaSimt): 15 three-operand bank clashes of 4096 "
+     "instead of 384, 118 registers. Predicted +2-5% if the dispatch stalls are bank conflicts"),
+    ("t8x8_k32_s2_colserp", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=3),
+     "serpentine by columns: 14 clashes of 4096, 127 registers"),
+    ("t8x8_k32_s2_cols", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=2),
+     "control: column by column, 484 clashes (more than the default's 384)"),
+    ("t16x8_k8_colserp", knobs(FMA_ORDER=3),
+     "cuBLAS's tile (4 warps of 64x64, 16x8 per thread, 128x128x8, 3 stages) in serpentine column order: "
+     "211 registers instead of 255 and 7 clashes of 1024 (0.826x in row order in round 1)"),
+    ("t16x8_k16_colserp", knobs(BK=16, FMA_ORDER=3),
+     "the same at BK 16"),
+    ("w2x4_k32_s2_serp", knobs(**W2X4, BK=32, STAGES=2, FMA_ORDER=1),
+     "warps 2x4 of 64x32 at BK 32, 2 stages, serpentine"),
+    ("t8x8_k32_s2_serp_g16", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=16),
+     "serpentine in grouped order: ncu saw cuBLAS hit L2 96% of the time and v9 84%"),
+    ("t8x8_k16_s3_serp", knobs(**T8X8, BK=16, STAGES=3, FMA_ORDER=1),
+     "serpentine at round 1's BK 16, 3 stages"),
     ("t8x8_128x128_k16", knobs(**T8X8, BK=16),
      "the default until round 3 (round 1: 0.872x): 8 warps of 32x64, lanes 4x8 interleaved, 8x8 per thread, 128x128x16, "
      "3-stage cp.async, 2 blocks/SM; 1157 instr / 1024 FFMA"),
@@ -77,30 +101,12 @@ CONFIGS: list[tuple[str, dict, str]] = [
      "loads at BK 8, with the clean hot loop and interleaved lanes; 583 / 512"),
     ("t16x8_128x128", knobs(),
      "control (0.826x): cuBLAS's own tile (128x128x8, 4 warps of 64x64, 3 stages), 16x8 per thread, 255 regs"),
-    ("t8x8_128x128_k32", knobs(**T8X8, BK=32),
-     "the default with BK 32 (99 KB, still 2 blocks/SM): half the barriers, ring bookkeeping and copy "
-     "address maths per FFMA again (BK 8 -> 16 paid +4%); 2267 / 2048 = 90.3% FFMA. Predicted +1.5-2.5%"),
-    ("w2x4_k8_cp", knobs(**W2X4, BK=8),
-     "regs_intl's exact geometry with the cp.async ring instead of register staging: isolates the loader "
-     "(round 1 compared them only across warp shapes); 595 / 512. Predicted 0.84-0.87x"),
-    ("w2x4_k16", knobs(**W2X4, BK=16),
-     "warps 2x4 of 64x32 (lanes 8x4) with the 3-stage cp.async ring at BK 16; 1157 / 1024. Predicted 0.87-0.88x"),
-    ("w2x4_k32", knobs(**W2X4, BK=32),
-     "the same at BK 32; 2267 / 2048. Predicted 0.88-0.89x"),
-    ("t8x8_128x128_k16_g16", knobs(**T8X8, BK=16, GROUP_M=16),
-     "the default in grouped block order, 16 tile-rows per group: the 264 resident blocks cover ~16x16.5 "
-     "tiles instead of 8.25x32, ~20% fewer distinct A+B rows per k-slice. DRAM is ~80 us of 3100 (A+B "
-     "re-read once per wave), so predicted +0-1%"),
     ("t8x8_128x128_k32_g16", knobs(**T8X8, BK=32, GROUP_M=16),
      "BK 32 and grouped order together: the predicted best (+2-3%, 0.89-0.90x)"),
-    ("regs_intl_g16", knobs(**REGS, LANE_MAP=1, LANES_M=8, WARPS_M=2, WARPS_N=4, TM=8, TN=8, GROUP_M=16),
-     "regs_intl in grouped block order; predicted +0-1%"),
     # Round 3: round 2's winner was BK 32 with 2 stages (0.888x; BK 16 0.872x, BK 32 3 stages 0.883x):
     # fewer barriers per FFMA paid, the third stage did not. Longer k-tiles at 2 stages, 2 blocks/SM.
     ("t8x8_128x128_k48_s2", knobs(**T8X8, BK=48, STAGES=2),
      "BK 48, 2 stages (101 KB, 2 blocks/SM): a third fewer barriers than BK 32. Predicted +0.5-1%"),
-    ("t8x8_128x128_k40_s2", knobs(**T8X8, BK=40, STAGES=2),
-     "BK 40, 2 stages (84 KB): between the two"),
     ("w2x4_k32_s2", knobs(**W2X4, BK=32, STAGES=2),
      "regs_intl's warp layout at BK 32 with 2 stages (w2x4_k32 0.883x = t8x8 k32's 0.883x at 3 stages)"),
     ("t8x8_128x128_k32_s2_g8", knobs(**T8X8, BK=32, STAGES=2, GROUP_M=8),
@@ -175,6 +181,21 @@ def _opcode(text: str) -> str:
     return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0].split(".")[0]
 
 
+_FFMA = re.compile(r"^(?:@!?U?P\w+\s+)?FFMA\S*\s+R\d+,\s*-?R(\d+)(\.reuse)?,\s*-?R(\d+)(\.reuse)?,\s*-?R(\d+)(\.reuse)?")
+
+
+def ffma_bank_clash(text: str) -> bool:
+    """An FFMA whose three source registers all come from one register bank: none is served by the
+    operand reuse cache (`.reuse`) and all are even or all odd (two banks, reg % 2: the Volta-and-
+    later model of Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+    Microbenchmarking", 2018). Such an instruction needs two cycles to read its operands. A static
+    indicator to compare settings by, not a measured cost."""
+    m = _FFMA.match(text)
+    if not m or any(m[i] for i in (2, 4, 6)):
+        return False
+    return len({int(m[i]) % 2 for i in (1, 3, 5)}) == 1
+
+
 def loop_mix(body: list[str]) -> dict:
     """Instruction classes of the hot loop: FFMA, shared reads, copies, barriers, the rest."""
     full = [re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body]
@@ -183,6 +204,7 @@ def loop_mix(body: list[str]) -> dict:
            "ldgsts": sum(o.startswith("LDGSTS") for o in full), "ldg": sum(o.startswith("LDG.") for o in full),
            "sts": sum(o.startswith("STS") for o in full), "bar": sum(o.startswith("BAR") for o in full)}
     mix["other"] = mix["instr"] - sum(v for k, v in mix.items() if k != "instr")
+    mix["clash"] = sum(ffma_bank_clash(t) for t in body)
     mix["ffma_share"] = mix["ffma"] / mix["instr"] if mix["instr"] else 0.0
     return mix
 
@@ -196,7 +218,7 @@ def dry_run(arch: str = "sm_90", names: list[str] | None = None) -> int:
 
     rc = 0
     print(f"{'setting':22s} {'regs':>4s} {'spill':>5s} {'smem':>6s} {'blk/SM':>6s} {'loop':>5s} {'FFMA':>5s} "
-          f"{'share':>5s} {'LDS128':>6s} {'LDGSTS':>6s} {'LDG':>3s} {'STS':>3s} {'other':>5s}  {arch}, "
+          f"{'share':>5s} {'LDS128':>6s} {'LDGSTS':>6s} {'LDG':>3s} {'STS':>3s} {'other':>5s} {'clash':>5s}  {arch}, "
           f"hot k-loop per unrolled k-tile")
     for name, defines, _ in CONFIGS:
         if names and name not in names:
@@ -216,7 +238,7 @@ def dry_run(arch: str = "sm_90", names: list[str] | None = None) -> int:
         flag = "  SPILLS" if spill else ("  < MIN_BLOCKS" if occ.blocks_per_sm < p["MIN_BLOCKS"] else "")
         print(f"{name:22s} {r.registers:4d} {spill:5d} {g['smem']:6d} {occ.blocks_per_sm:6d} {mix['instr']:5d} "
               f"{mix['ffma']:5d} {mix['ffma_share']:5.3f} {mix['lds128']:6d} {mix['ldgsts']:6d} {mix['ldg']:3d} "
-              f"{mix['sts']:3d} {mix['other']:5d}  {tag(p)}{flag}", flush=True)
+              f"{mix['sts']:3d} {mix['other']:5d} {mix['clash']:5d}  {tag(p)}{flag}", flush=True)
         if spill or occ.blocks_per_sm < p["MIN_BLOCKS"]:
             rc = 1
     return rc

@@ -93,6 +93,24 @@ def test_group_m_changes_the_block_order_only():
     assert g == SWEEP.geometry(DEFAULT)  # same grid, block and shared memory
 
 
+def test_fma_order_is_a_define_every_setting_spells_out():
+    assert DEFAULT["FMA_ORDER"] == 0 and all("FMA_ORDER" in d for d in SETTINGS.values())
+    assert {d["FMA_ORDER"] for d in SETTINGS.values()} >= {0, 1, 2, 3}
+
+
+def test_bank_clash_counter():
+    """Three source registers, none reused, all even (or all odd): a clash; a reuse flag or mixed
+    banks: none. Non-FFMA lines never count."""
+    clash = SWEEP.ffma_bank_clash
+    assert clash("FFMA R90, R12, R42, R90")
+    assert clash("@P0 FFMA R91, R13, -R43, R91")
+    assert not clash("FFMA R90, R12, R42.reuse, R90")
+    assert not clash("FFMA R90, R12, R43, R90")
+    assert not clash("FADD R90, R12, R42")
+    body = ["FFMA R0, R2, R4, R0", "FFMA R1, R3, R5.reuse, R1", "LDS.128 R4, [R2]"]
+    assert SWEEP.loop_mix(body)["clash"] == 1
+
+
 def test_sweep_logic_on_the_cpu_with_fakes(monkeypatch, tmp_path, capsys):
     """The sweep end to end except the GPU: every setting built (the real cubin), checked against
     float64 (a setting whose kernel errs must fail its check and go untimed), timed, ranked, the
@@ -104,7 +122,7 @@ def test_sweep_logic_on_the_cpu_with_fakes(monkeypatch, tmp_path, capsys):
     import kernelab.bench
     import kernelab.gpu
 
-    bad = "w2x4_k16"
+    bad = "w2x4_k32_s2"
     fake_median = {"v5": 3.5e-3, "cublas": 2.7e-3}
 
     class FakeKernel:
@@ -354,7 +372,8 @@ EMU_SHAPES = [(1, 1, 1, 0), (5, 9, 0, 0), (17, 31, 45, 0), (130, 260, 136, 0), (
 # Sweep settings by name, plus two geometries the sweep no longer times: 256x128 blocks (BM != BN,
 # 1 block/SM) and 32x128 blocks in groups of 3 tile-rows (GROUP_M with a partial last group: M = 200
 # makes 7 tile-rows, grouped 3 + 3 + 1; a tile no block computes stays NaN).
-EMU_SETTINGS = {name: SETTINGS[name] for name in ("t16x8_128x128", "regs_intl", "t8x8_128x128_k32_g16", "w2x4_k8_cp")}
+EMU_SETTINGS = {name: SETTINGS[name] for name in ("t16x8_128x128", "regs_intl", "t8x8_128x128_k32_g16", "w2x4_k32_s2_serp",
+                                                   "t8x8_k32_s2_serp", "t16x8_k8_colserp")}
 EMU_SETTINGS["t16x8_256x128_k16"] = SWEEP.knobs(WARPS_M=4, WARPS_N=2, TM=16, BM=256, MIN_BLOCKS=1, BK=16)
 EMU_SETTINGS["g3_32x128"] = SWEEP.knobs(BM=32, WARPS_M=1, WARPS_N=2, TM=8, TN=8, GROUP_M=3)
 

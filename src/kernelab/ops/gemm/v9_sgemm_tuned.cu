@@ -141,6 +141,9 @@
 #ifndef XFRAG
 #define XFRAG LOADER  // cross-tile fragment prefetch (item 5); LOADER 0 lacks the registers for it
 #endif
+#ifndef FMA_ORDER
+#define FMA_ORDER 0  // the outer product's FFMA order (item 9; outer_product)
+#endif
 #ifndef GROUP_M
 #define GROUP_M 0  // block order (item 7): 0 = launch order (row-major tiles), G > 0 = G tile-rows per group
 #endif
@@ -320,6 +323,32 @@ __device__ __forceinline__ void load_frags(const float* stage, int kk, int am, i
   }
 }
 
+// acc += ra x rb in the order FMA_ORDER names (item 9). ptxas keeps the order of independent
+// FFMAs largely as written, and the order decides which operand the reuse cache can serve and so
+// which registers must come from the banks in the same cycle.
+//   0: row by row (i outer, j inner);  1: serpentine (odd rows run j backwards: the last B value
+//   of a row is the first of the next, CUTLASS's MmaSimt order);  2: column by column (j outer);
+//   3: serpentine by columns.
+__device__ __forceinline__ void outer_product(const float (&ra)[TM], const float (&rb)[TN], float (&acc)[TM][TN]) {
+#if FMA_ORDER == 0 || FMA_ORDER == 1
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int jj = 0; jj < TN; ++jj) {
+      const int j = (FMA_ORDER == 1 && (i & 1)) ? TN - 1 - jj : jj;
+      acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+    }
+#else
+#pragma unroll
+  for (int j = 0; j < TN; ++j)
+#pragma unroll
+    for (int ii = 0; ii < TM; ++ii) {
+      const int i = (FMA_ORDER == 3 && (j & 1)) ? TM - 1 - ii : ii;
+      acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+    }
+#endif
+}
+
 // The k-loop. The partial k-tile (K % BK != 0) goes first, in the prologue, so every k-tile the
 // loop copies is whole and needs no checks: k-tile order tail, 0, 1, ..., full-1 (the sum is
 // the same set of products, in another order). EDGE: this block's tile crosses M or N.
@@ -420,10 +449,7 @@ __device__ __forceinline__ void mainloop(const Loader& L, float* smem, int K, in
 #endif
         load_frags(smem + rd / 4, 0, am, bn, ra[(kk + 1) & 1], rb[(kk + 1) & 1]);
       }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(ra[kk & 1][i], rb[kk & 1][j], acc[i][j]);
+      outer_product(ra[kk & 1], rb[kk & 1], acc);
     }
     if (!XFRAG && left > 0) {  // v5's order: the barrier, then the first fragments
 #if LOADER == 1
