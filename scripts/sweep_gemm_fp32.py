@@ -69,8 +69,17 @@ REGS = dict(LOADER=0, STAGES=2)  # v5's loader: LDG.128 + transposed STS.32, 2 s
 # (_r2.json, _r3.json: BK 32 at 3 stages, BK 40, warps 2x4 at BK 8-32 with 3 stages, GROUP_M 16 at
 # BK 16, regs_intl grouped) are gone too.
 CONFIGS: list[tuple[str, dict, str]] = [
+    ("t8x8_k32_s2_serp_g16", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=16),
+     "the default since round 4 (0.903x there, paired): serpentine FFMA order in grouped block order "
+     "(16 tile-rows), BK 32, 2 stages"),
     ("t8x8_128x128_k32_s2", knobs(**T8X8, BK=32, STAGES=2),
-     "the default since round 3 (0.888x in rounds 2 and 3): BK 32 with 2 stages (66 KB), 2 blocks/SM"),
+     "the default of round 3 (0.888x in rounds 2-4): row order, launch order, BK 32 with 2 stages (66 KB)"),
+    ("t8x8_k32_s2_g16", knobs(**T8X8, BK=32, STAGES=2, GROUP_M=16),
+     "control for round 4's winner: grouped order in row FFMA order (at 3 stages it lost 2.4%)"),
+    ("t8x8_k32_s2_serp_g8", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=8),
+     "round 4's winner with 8 tile-rows per group"),
+    ("t8x8_k32_s2_serp_g32", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=32),
+     "round 4's winner with 32 tile-rows per group (4096^3: one group spans all 32 tile-rows)"),
     # Round 4 (session 4): ncu on the H200 (docs/runs/ncu/gemm_fp32_*) put cuBLAS at 87% issue slots busy
     # and v9 at 75%, with 0.68 cycles of dispatch stall per issued instruction against cuBLAS's 0.10.
     # The FFMA order decides which operand the reuse cache serves: in v9's sm_90 SASS 384 of 4096
@@ -80,17 +89,11 @@ CONFIGS: list[tuple[str, dict, str]] = [
      "instead of 384, 118 registers. Predicted +2-5% if the dispatch stalls are bank conflicts"),
     ("t8x8_k32_s2_colserp", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=3),
      "serpentine by columns: 14 clashes of 4096, 127 registers"),
-    ("t8x8_k32_s2_cols", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=2),
-     "control: column by column, 484 clashes (more than the default's 384)"),
     ("t16x8_k8_colserp", knobs(FMA_ORDER=3),
      "cuBLAS's tile (4 warps of 64x64, 16x8 per thread, 128x128x8, 3 stages) in serpentine column order: "
      "211 registers instead of 255 and 7 clashes of 1024 (0.826x in row order in round 1)"),
-    ("t16x8_k16_colserp", knobs(BK=16, FMA_ORDER=3),
-     "the same at BK 16"),
     ("w2x4_k32_s2_serp", knobs(**W2X4, BK=32, STAGES=2, FMA_ORDER=1),
      "warps 2x4 of 64x32 at BK 32, 2 stages, serpentine"),
-    ("t8x8_k32_s2_serp_g16", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=16),
-     "serpentine in grouped order: ncu saw cuBLAS hit L2 96% of the time and v9 84%"),
     ("t8x8_k16_s3_serp", knobs(**T8X8, BK=16, STAGES=3, FMA_ORDER=1),
      "serpentine at round 1's BK 16, 3 stages"),
     ("t8x8_128x128_k16", knobs(**T8X8, BK=16),
@@ -105,8 +108,6 @@ CONFIGS: list[tuple[str, dict, str]] = [
      "BK 32 and grouped order together: the predicted best (+2-3%, 0.89-0.90x)"),
     # Round 3: round 2's winner was BK 32 with 2 stages (0.888x; BK 16 0.872x, BK 32 3 stages 0.883x):
     # fewer barriers per FFMA paid, the third stage did not. Longer k-tiles at 2 stages, 2 blocks/SM.
-    ("t8x8_128x128_k48_s2", knobs(**T8X8, BK=48, STAGES=2),
-     "BK 48, 2 stages (101 KB, 2 blocks/SM): a third fewer barriers than BK 32. Predicted +0.5-1%"),
     ("w2x4_k32_s2", knobs(**W2X4, BK=32, STAGES=2),
      "regs_intl's warp layout at BK 32 with 2 stages (w2x4_k32 0.883x = t8x8 k32's 0.883x at 3 stages)"),
     ("t8x8_128x128_k32_s2_g8", knobs(**T8X8, BK=32, STAGES=2, GROUP_M=8),

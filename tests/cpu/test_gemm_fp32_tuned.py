@@ -85,17 +85,17 @@ def test_dry_run_compiles_and_prints_the_loop_mix(capsys):
 
 
 def test_group_m_changes_the_block_order_only():
-    """GROUP_M is a define the kernel reads (default 0: launch order) and every setting spells out."""
-    assert DEFAULT["GROUP_M"] == 0
+    """GROUP_M is a define the kernel reads (default 16 tile-rows per group since round 4; 0: launch order) and every setting spells out."""
+    assert DEFAULT["GROUP_M"] == 16
     assert all("GROUP_M" in d for d in SETTINGS.values())
     assert any(d["GROUP_M"] for d in SETTINGS.values())
-    g = SWEEP.geometry(SWEEP.params({"GROUP_M": 16}))
+    g = SWEEP.geometry(SWEEP.params({"GROUP_M": 0}))
     assert g == SWEEP.geometry(DEFAULT)  # same grid, block and shared memory
 
 
 def test_fma_order_is_a_define_every_setting_spells_out():
-    assert DEFAULT["FMA_ORDER"] == 0 and all("FMA_ORDER" in d for d in SETTINGS.values())
-    assert {d["FMA_ORDER"] for d in SETTINGS.values()} >= {0, 1, 2, 3}
+    assert DEFAULT["FMA_ORDER"] == 1 and all("FMA_ORDER" in d for d in SETTINGS.values())
+    assert {d["FMA_ORDER"] for d in SETTINGS.values()} >= {0, 1, 3}
 
 
 def test_bank_clash_counter():
@@ -373,7 +373,7 @@ EMU_SHAPES = [(1, 1, 1, 0), (5, 9, 0, 0), (17, 31, 45, 0), (130, 260, 136, 0), (
 # 1 block/SM) and 32x128 blocks in groups of 3 tile-rows (GROUP_M with a partial last group: M = 200
 # makes 7 tile-rows, grouped 3 + 3 + 1; a tile no block computes stays NaN).
 EMU_SETTINGS = {name: SETTINGS[name] for name in ("t16x8_128x128", "regs_intl", "t8x8_128x128_k32_g16", "w2x4_k32_s2_serp",
-                                                   "t8x8_k32_s2_serp", "t16x8_k8_colserp")}
+                                                   "t8x8_k32_s2_serp_g16", "t16x8_k8_colserp")}
 EMU_SETTINGS["t16x8_256x128_k16"] = SWEEP.knobs(WARPS_M=4, WARPS_N=2, TM=16, BM=256, MIN_BLOCKS=1, BK=16)
 EMU_SETTINGS["g3_32x128"] = SWEEP.knobs(BM=32, WARPS_M=1, WARPS_N=2, TM=8, TN=8, GROUP_M=3)
 

@@ -92,6 +92,19 @@
 //   defaults are now 128x128x32, 2 stages (66 KB, 124 registers, 2 blocks/SM): 45.1 TFLOP/s, 0.888x.
 //   The 0.9x target is 1.3% away; the issue slots are not the limit (90% FFMA would allow 59
 //   TFLOP/s), so what is left is stall time the sweep's knobs do not reach.
+// Round 4 (session 4). ncu on the H200 (docs/runs/ncu/2026-11-30-h200-gemm_fp32-*.txt, one launch at
+//   4096^3 each): cuBLAS keeps the issue slots 87% busy with 2 warps per scheduler, v9 75% with 3.8;
+//   v9's warps lose 0.68 cycles per issued instruction to dispatch stalls (cuBLAS 0.10) and hit L2
+//   84% of the time (cuBLAS 96%).
+//   9. FMA_ORDER: the outer product's FFMA order. In row order 384 of the k-tile's 4096 FFMAs read
+//      all three registers from one bank (reg % 2) with no operand from the reuse cache; in
+//      serpentine order (odd rows run j backwards, CUTLASS's MmaSimt) 15. Predicted +2-5% if the
+//      dispatch stalls are bank conflicts.
+//   Measured (docs/runs/2026-11-30-h200-sweep_gemm_fp32_r4.json, cuBLAS 50.8 TFLOP/s): serpentine
+//   alone 0.887x (= row order's 0.888x: the clashes were not the stall), by columns 0.844x; 16x8 tiles
+//   in serpentine column order 0.816x; serpentine with GROUP_M 16 0.903x (paired, interleaved with
+//   cuBLAS: 95% CI 0.903-0.904), 0.907x at 2048^3: the defaults now (127 registers, 45.9 TFLOP/s).
+//   Row order with GROUP_M 16 at 2 stages was not in this round (at 3 stages it lost 2.4%).
 // Measured: BENCHMARKS.md, gemm rows.
 //
 // @dtypes float32
@@ -142,10 +155,21 @@
 #define XFRAG LOADER  // cross-tile fragment prefetch (item 5); LOADER 0 lacks the registers for it
 #endif
 #ifndef FMA_ORDER
-#define FMA_ORDER 0  // the outer product's FFMA order (item 9; outer_product)
+#define FMA_ORDER 1  // the outer product's FFMA order (item 9; outer_product): serpentine
 #endif
 #ifndef GROUP_M
-#define GROUP_M 0  // block order (item 7): 0 = launch order (row-major tiles), G > 0 = G tile-rows per group
+#define GROUP_M 16  // block order (item 7): 0 = launch order (row-major tiles), G > 0 = G tile-rows per group
+#endif
+
+// Blackwell builds (sm_100, sm_120) keep round 3's orders (row FFMA order, launch block order):
+// at the 128-register cap of 2 x 256 threads, NVRTC 13.0 and 13.5 spill the serpentine order there
+// (52-80 bytes on sm_100) and the grouped order on sm_120 (4-12 bytes). Unmeasured on those GPUs.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define FMA_ORDER_USED 0
+#define GROUP_M_USED 0
+#else
+#define FMA_ORDER_USED FMA_ORDER
+#define GROUP_M_USED GROUP_M
 #endif
 
 #define LANES_N (32 / LANES_M)
@@ -330,12 +354,12 @@ __device__ __forceinline__ void load_frags(const float* stage, int kk, int am, i
 //   of a row is the first of the next, CUTLASS's MmaSimt order);  2: column by column (j outer);
 //   3: serpentine by columns.
 __device__ __forceinline__ void outer_product(const float (&ra)[TM], const float (&rb)[TN], float (&acc)[TM][TN]) {
-#if FMA_ORDER == 0 || FMA_ORDER == 1
+#if FMA_ORDER_USED == 0 || FMA_ORDER_USED == 1
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int jj = 0; jj < TN; ++jj) {
-      const int j = (FMA_ORDER == 1 && (i & 1)) ? TN - 1 - jj : jj;
+      const int j = (FMA_ORDER_USED == 1 && (i & 1)) ? TN - 1 - jj : jj;
       acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
     }
 #else
@@ -343,7 +367,7 @@ __device__ __forceinline__ void outer_product(const float (&ra)[TM], const float
   for (int j = 0; j < TN; ++j)
 #pragma unroll
     for (int ii = 0; ii < TM; ++ii) {
-      const int i = (FMA_ORDER == 3 && (j & 1)) ? TM - 1 - ii : ii;
+      const int i = (FMA_ORDER_USED == 3 && (j & 1)) ? TM - 1 - ii : ii;
       acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
     }
 #endif
@@ -473,16 +497,16 @@ extern "C" __global__ void __launch_bounds__(NT, MIN_BLOCKS) gemm_f32(const floa
                                                                      float* __restrict__ c, int M, int N, int K) {
   extern __shared__ __align__(16) float smem[];  // STAGES x [A: BK][LDA], [B: BK][LDB]
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
-#if GROUP_M > 0
+#if GROUP_M_USED > 0
   // Grouped order (Triton's GROUP_SIZE_M): consecutive blocks walk down GROUP_M tile-rows, then
   // the next tile-column, so the blocks resident together span a squarer patch of C and share
   // more A and B rows in L2. Same grid, same tiles, another assignment of tiles to block ids.
   int tm, tn;
   {
     const int id = blockIdx.y * gridDim.x + blockIdx.x;  // launch order
-    const int per_group = GROUP_M * gridDim.x;
-    const int first = (id / per_group) * GROUP_M;
-    const int rows = min((int)gridDim.y - first, GROUP_M);
+    const int per_group = GROUP_M_USED * gridDim.x;
+    const int first = (id / per_group) * GROUP_M_USED;
+    const int rows = min((int)gridDim.y - first, GROUP_M_USED);
     const int r = id % per_group;
     tm = first + r % rows;
     tn = r / rows;
