@@ -80,6 +80,12 @@ CONFIGS: list[tuple[str, dict, str]] = [
      "round 4's winner with 8 tile-rows per group"),
     ("t8x8_k32_s2_serp_g32", knobs(**T8X8, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=32),
      "round 4's winner with 32 tile-rows per group (4096^3: one group spans all 32 tile-rows)"),
+    ("t8x8_k32_s3_serp_g16", knobs(**T8X8, BK=32, STAGES=3, FMA_ORDER=1, GROUP_M=16),
+     "round 4's winner with 3 stages (99 KB, still 2 blocks/SM)"),
+    ("t8x8_k16_s3_serp_g16", knobs(**T8X8, BK=16, STAGES=3, FMA_ORDER=1, GROUP_M=16),
+     "serpentine and grouped at BK 16, 3 stages (round 4: 0.889x in launch order)"),
+    ("w2x4_k32_s2_serp_g16", knobs(**W2X4, BK=32, STAGES=2, FMA_ORDER=1, GROUP_M=16),
+     "round 4's winner with warps 2x4 of 64x32 (lanes 8x4)"),
     # Round 4 (session 4): ncu on the H200 (docs/runs/ncu/gemm_fp32_*) put cuBLAS at 87% issue slots busy
     # and v9 at 75%, with 0.68 cycles of dispatch stall per issued instruction against cuBLAS's 0.10.
     # The FFMA order decides which operand the reuse cache serves: in v9's sm_90 SASS 384 of 4096
