@@ -404,3 +404,16 @@ def test_a_fault_the_check_reports_restarts_the_worker_without_blaming_the_next(
     assert "illegal address" in rows[1].detail and pid(rows[1]) == pid(rows[0]) != pid(rows[2])
     assert len(workers()) == 2  # a fresh one after the first fault; the second fault left nothing to run
     assert [op for op, _ in rec.done] == ["alpha", "beta"]
+
+
+def test_a_case_keeps_one_timing_mode_once_a_candidate_went_to_graph_mode():
+    from kernelab.suite_worker import CaseModes
+
+    modes = CaseModes()
+    a, b = ("sum", "268435456 bfloat16"), ("sum", "262144 bfloat16")
+    assert modes.after_cold(a, False) is None  # torch eager: cold
+    assert modes.after_cold(a, True) == "launch-bound"  # torch.compile: host-bound, graph
+    assert modes.after_cold(a, False) == "case"  # our variant follows the case into graph mode
+    assert modes.after_cold(b, False) is None  # another case is not affected
+    modes.forget()
+    assert modes.after_cold(a, False) is None
