@@ -22,14 +22,19 @@ SUM, TRANSPOSE, GELU = OPS["sum"], OPS["transpose"], OPS["gelu_bias"]
 SMALL = 1 << 17  # cases up to this many elements also run every distribution the op declares
 
 
-def _run_checked(op, variant, case, seed=0, dist="normal") -> list[str]:
-    """One poisoned, guarded run of `variant` on `case`; the problems found (empty: correct)."""
+def _run_checked(op, variant, case, seed=0, dist="normal", launch=None) -> list[str]:
+    """One poisoned, guarded run of `variant` on `case`; the problems found (empty: correct).
+    `launch(case, inputs, outputs)` replaces run_variant (a module built with other knobs)."""
     inputs = op.make_inputs(case, seed, "cuda", dist)
     guarded = guarded_outputs(op.make_outputs(case, inputs), guard_bytes=4096)
     for g in guarded.values():
         poison_(g.tensor, "nan")
         g.arm()
-    run_variant(op, variant, case, inputs, {k: g.tensor for k, g in guarded.items()})
+    outputs = {k: g.tensor for k, g in guarded.items()}
+    if launch is None:
+        run_variant(op, variant, case, inputs, outputs)
+    else:
+        launch(case, inputs, outputs)
     torch.cuda.synchronize()
     problems = [f"{k}: writes outside the output: {g.violations()}" for k, g in guarded.items() if g.violations()]
     ref = op.reference(case, inputs)
@@ -137,6 +142,42 @@ def test_transpose_refuses_a_column_major_input_with_the_fix():
     out = {"out": torch.empty(64, 48, device="cuda")}
     with pytest.raises(ValueError, match="unit stride"):
         run_variant(TRANSPOSE, TRANSPOSE.variant("v3"), case, {"m": a.t()}, out)
+
+
+# ---- gelu_bias ---------------------------------------------------------------------------------
+
+# v5's row loop (whole groups of R rows, the partial last group, the loop back) needs more rows
+# per thread than the test cases give (their grids have a row of threads per row): these do, on
+# the persistent grid (132 x 8 resident blocks on an H200), also with several rows per block
+# (by = 64 at 16 columns) and an fp32 case. Knobs as the sweep sets them, plus the 64-bit loop.
+V5_LOOP_CASES = [Case((20000, 1024), "bfloat16"), Case((1_000_000, 16), "bfloat16"), Case((9000, 2048), "float32"),
+                 Case((3001, 1024), "bfloat16"), Case((257, 1032), "float32"), Case((1, 8), "bfloat16")]
+V5_KNOBS = [({}, {}), ({}, {"INDEX32_LIMIT": 0}), ({"rows_per_thread": "2"}, {"PREFETCH": 1}),
+            ({"rows_per_thread": "1"}, {"PREFETCH": 1, "MIN_BLOCKS": 16}),
+            ({"rows_per_thread": "8"}, {}), ({"grid": "oneshot"}, {}), ({"grid": "persistent"}, {}),
+            ({"rows_per_thread": "1"}, {"MIN_BLOCKS": 16}), ({"block": "64"}, {})]
+
+
+@pytest.mark.parametrize("meta,defines", V5_KNOBS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "-")
+def test_gelu_v5_row_loop_under_each_knob(meta, defines):
+    import dataclasses
+
+    from kernelab.gpu import Module, compile_file
+    from kernelab.ops.build import target_arch
+
+    base = GELU.variant("v5_short_fit")
+    v = dataclasses.replace(base, meta={**base.meta, **meta})
+    d = {**GELU.defines(v), **defines}
+    module = Module(compile_file(v.path, arch=target_arch(v), defines=d), d)
+
+    def launch(case, inputs, outputs):
+        GELU.launch(module.kernel(GELU.kernel_name(case.dtype)), v, case, inputs, outputs)
+
+    problems = []
+    for case in V5_LOOP_CASES:
+        for dist in ("normal", "special"):
+            problems += _run_checked(GELU, v, case, seed=1, dist=dist, launch=launch)
+    assert not problems, f"v5 {meta} {defines}: " + "\n".join(problems[:10])
 
 
 # ---- the torch operators -------------------------------------------------------------------

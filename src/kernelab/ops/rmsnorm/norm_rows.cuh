@@ -72,6 +72,66 @@ __device__ __forceinline__ uint4 ldg_pinned(const uint4* p) {
   return r;
 }
 
+// Predicated loads in one `asm volatile` each, for a kernel that must keep all of a row's loads in
+// one straight-line block (layernorm v4). With `owned ? __ldg(p) : 0` and sums under
+// `if (owned)`, NVVM sank vector 1's load into the branch that uses it and ptxas issued it after
+// vector 0's sum (layernorm v2's sm_90 SASS, NVRTC 13.0): two DRAM round trips per row instead of
+// one. Here the predicate is tested inside the asm (setp + @p ld), so no branch exists to sink
+// into, and the volatile asm keeps program order among the loads. Returns zeros where `pred` is false
+// (the address is then never dereferenced). The outputs are early-clobber: the zeroing movs run
+// before the load reads its address operand.
+#define NORMROWS_LD_IF(QUAL)                                                                        \
+  "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\t" \
+  "mov.b32 %3, 0;\n\t@q " QUAL ".v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+#if X_LOAD == 0
+#define NORMROWS_X_QUAL "ld.global.nc"
+#elif X_LOAD == 1
+#define NORMROWS_X_QUAL "ld.global"
+#elif X_LOAD == 2
+#define NORMROWS_X_QUAL "ld.global.cs"
+#else
+#define NORMROWS_X_QUAL "ld.global.nc.L1::no_allocate"
+#endif
+
+// x's vector at p if pred, else zeros: X_LOAD's qualifier.
+__device__ __forceinline__ uint4 ldx_if(const uint4* p, bool pred) {
+  uint4 r;
+  asm volatile(NORMROWS_LD_IF(NORMROWS_X_QUAL)
+               : "=&r"(r.x), "=&r"(r.y), "=&r"(r.z), "=&r"(r.w)
+               : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+
+// A read-only (weight, bias) vector at p if pred, else zeros: ld.global.nc.
+__device__ __forceinline__ uint4 ldg_if(const uint4* p, bool pred) {
+  uint4 r;
+  asm volatile(NORMROWS_LD_IF("ld.global.nc")
+               : "=&r"(r.x), "=&r"(r.y), "=&r"(r.z), "=&r"(r.w)
+               : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+
+// One element of x at p as a float if pred, else 0.0f (head/tail scalars, the pivot): the same
+// predicated, volatile form.
+template <typename T>
+__device__ __forceinline__ float ld_scalar_if(const T* p, bool pred);
+template <>
+__device__ __forceinline__ float ld_scalar_if<float>(const float* p, bool pred) {
+  float r;
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.f32 %0, [%1];\n}"
+               : "=&f"(r)
+               : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+template <>
+__device__ __forceinline__ float ld_scalar_if<__nv_bfloat16>(const __nv_bfloat16* p, bool pred) {
+  unsigned short r;
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b16 %0, 0;\n\t@q ld.global.nc.u16 %0, [%1];\n}"
+               : "=&h"(r)
+               : "l"(p), "r"(static_cast<int>(pred)));
+  return __uint_as_float(static_cast<unsigned>(r) << 16);  // a bf16 is the top half of an fp32
+}
+
 // x's row slice for thread g of P: K raw vectors plus the head and tail scalars (0 if not owned).
 template <typename T, int E, int P>
 struct RawSlice {
@@ -91,6 +151,16 @@ struct RawSlice {
       v[k] = owns(k, g, geo) ? ldx(base + k * P + g) : make_uint4(0u, 0u, 0u, 0u);
     h = g < geo.head ? rows::to_float(row[g]) : 0.0f;
     t = g < geo.tail ? rows::to_float(row[geo.head + geo.nvec * V + g]) : 0.0f;
+  }
+
+  // As load(), but every load (K vectors, head, tail) predicated inside its own `asm volatile`
+  // (ldx_if / ld_scalar_if): one straight-line block of loads, all issued before any is used.
+  __device__ __forceinline__ void load_pinned(const T* row, const rows::Geometry& geo, int g) {
+    const uint4* base = reinterpret_cast<const uint4*>(row + geo.head);
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = ldx_if(base + k * P + g, owns(k, g, geo));
+    h = ld_scalar_if<T>(row + g, g < geo.head);
+    t = ld_scalar_if<T>(row + geo.head + geo.nvec * V + g, g < geo.tail);
   }
 
   // Vector k as V floats. FORM 0 is rows.cuh's unpack (bf16: shift / AND); forms 1 and 2 do the

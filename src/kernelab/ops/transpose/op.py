@@ -104,10 +104,24 @@ class Transpose(OpSpec):
     #   @block N        threads per block (1-D)
     #   @tile_rows R    rows of m per block tile (input rows = output columns)
     #   @tile_cols C    columns of m per block tile
+    #   @tile_rows_bf16, @tile_cols_bf16   optional: the bf16 kernel's tile when it differs
+    #                   (macros TILE_ROWS_BF16 / TILE_COLS_BF16; only variants that read them)
     # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond).
     def defines(self, variant):
-        return {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
-                "TILE_COLS": variant.meta_int("tile_cols")}
+        d = {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
+             "TILE_COLS": variant.meta_int("tile_cols")}
+        for key in ("tile_rows_bf16", "tile_cols_bf16"):
+            if key in variant.meta:  # absent: the defines (and the cache key) of v0-v3 are unchanged
+                d[key.upper()] = variant.meta_int(key)
+        return d
+
+    @staticmethod
+    def tile(variant, dtype: str) -> tuple[int, int]:
+        """(rows, cols) of m in one block tile of `variant`'s kernel for `dtype`."""
+        rows, cols = variant.meta_int("tile_rows"), variant.meta_int("tile_cols")
+        if dtype == "bfloat16":
+            rows, cols = variant.meta_int("tile_rows_bf16", rows), variant.meta_int("tile_cols_bf16", cols)
+        return rows, cols
 
     def launch(self, kernel, variant, case, inputs, outputs):
         m, out = inputs["m"], outputs["out"]
@@ -118,8 +132,9 @@ class Transpose(OpSpec):
         if tuple(out.shape) != (cols, rows) or not out.is_contiguous():
             raise ValueError(f"transpose: out must be a contiguous [{cols}, {rows}] tensor, got "
                              f"{tuple(out.shape)} with strides {tuple(out.stride())}")
-        grid_x = math.ceil(cols / variant.meta_int("tile_cols"))
-        grid_y = min(math.ceil(rows / variant.meta_int("tile_rows")), MAX_GRID_Y)
+        tile_rows, tile_cols = self.tile(variant, case.dtype)
+        grid_x = math.ceil(cols / tile_cols)
+        grid_y = min(math.ceil(rows / tile_rows), MAX_GRID_Y)
         kernel(src, out, rows, cols, ld, grid=(grid_x, grid_y), block=variant.meta_int("block"))
 
 
