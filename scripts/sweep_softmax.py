@@ -1,6 +1,15 @@
-"""Issue 7 softmax sweep: v5_persistent (persistent warps / blocks / clusters that load the next
-row during the current one's reduction) and its knobs against v0-v4 and torch eager /
-torch.compile, at the bench shapes, in one process on one GPU.
+"""Issue 7 softmax sweep: v6_packed_rows (v0/v1 with plain read-only loads, bf16 rows kept packed
+for twice the rows an SM, small warp-row blocks, a predicate-free kernel for full rows) and
+v5_persistent (persistent warps / blocks / clusters that load the next row during the current
+one's reduction) with their knobs, against v0-v4 and torch eager / torch.compile, at the bench
+shapes, in one process on one GPU.
+
+v6's knob rows (at 32768 x 8192 and 262144 x 1024 bf16, where v6 is meant to beat v1 / v0):
+  PK_LOAD=1        the evict-first hint v0/v1 load with (__ldcs): what the hint alone costs;
+  PK_LOAD=2        ld.global.nc with an L2 256-byte prefetch hint;
+  PK_KEEP_EXP=1    fp32 exps kept (v0/v1's registers, one EX2 an element instead of two);
+  lanes_per_row=16 two rows a warp (1024 wide);  warps_per_block=8  v0's 256-thread blocks;
+  block_elems=64   128 threads x 64 elements a row (8192 wide).
 
 Cases: bf16 32768 x 8192, 262144 x 1024, 8192 x 32768, 4096 x 65536, 2048 x 131072 and fp32
 32768 x 8192, 2048 x 131072 (each 1.07 GB bf16 / 2.15 GB fp32 moved: read x + write y).
@@ -12,9 +21,11 @@ verified again on 256 spread rows. Timing: kernelab.bench.bench, cold L2.
 
 Usage (GPU machine, < 120 s on an H200, < 12 GiB of GPU memory):
     PYTHONPATH=src python3 scripts/sweep_softmax.py --out $OUT/sweep_softmax.json
-    ... --quick       peers, v4 and v5's default only        ... --cases 0,3   only these cases
+    ... --quick       peers, v4, v5's and v6's defaults only  ... --cases 0,1   only these cases
     ... --budget 105  past this many seconds, only the --quick candidates still run (so the
-                      peers, v4 and v5's default are measured at every shape whatever happens)
+                      peers, v4 and the v5/v6 defaults are measured at every shape whatever happens)
+    Cases: 0 bf16 32768 x 8192, 1 bf16 262144 x 1024, 2 bf16 8192 x 32768, 3 bf16 4096 x 65536,
+    4 bf16 2048 x 131072, 5 fp32 32768 x 8192, 6 fp32 2048 x 131072 (v6's knobs: --cases 0,1).
 Without a GPU, --dry-run compiles every candidate for --arch (default sm_90), replays its
 launches against the parsed kernel signatures, and prints the instance, registers and spills.
 Results: JSON at --out (rows with the Measurement, check, plan, resources); a table last.
@@ -42,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sweep_membound import _Skip, precompile, resources_of  # noqa: E402
 
 BF16, F32 = "bfloat16", "float32"
+V6 = "v6_packed_rows"
 
 
 @dataclasses.dataclass
@@ -50,6 +62,7 @@ class Candidate:
     kind: str  # "peer" | "existing" | "new"
     variant: str | None = None
     meta: dict = dataclasses.field(default_factory=dict)  # header values overridden (v5's `threads`)
+    defines: dict = dataclasses.field(default_factory=dict)  # extra #ifndef macros (v6's PK_LOAD, ...)
     quick: bool = False
 
 
@@ -60,7 +73,7 @@ class Sweep:
     candidates: list
 
 
-def _cands(n: int) -> list:
+def _cands(n: int, dtype: str = BF16) -> list:
     out = [Candidate("torch", "peer", quick=True), Candidate("torch.compile", "peer", quick=True)]
     # Each existing variant where it is a real option (v1 at N = 1024 would be 64-thread blocks,
     # v3 at N <= 8192 a half-empty cluster of 2).
@@ -71,8 +84,19 @@ def _cands(n: int) -> list:
     out.append(Candidate("v2_online", "existing", "v2_online"))
     if n > 8192:
         out.append(Candidate("v3_cluster", "existing", "v3_cluster"))
-    out += [Candidate("v4_dispatch", "existing", "v4_dispatch", quick=True),
-            Candidate("v5_persistent (default)", "new", "v5_persistent", quick=True)]
+    out.append(Candidate("v4_dispatch", "existing", "v4_dispatch", quick=True))
+    if n <= 32768:  # v6 holds rows up to 32768 (1024 threads x 32)
+        out.append(Candidate("v6_packed_rows (default)", "new", V6, quick=True))
+    if n in (1024, 8192) and dtype == BF16:  # v6's knobs, at the two shapes it targets
+        out += [Candidate("v6 PK_LOAD=1 (evict-first, v0/v1's)", "new", V6, defines={"PK_LOAD": 1}),
+                Candidate("v6 PK_KEEP_EXP=1 (fp32 exps kept)", "new", V6, defines={"PK_KEEP_EXP": 1})]
+    if n == 1024 and dtype == BF16:
+        out += [Candidate("v6 lanes_per_row=16 (2 rows/warp)", "new", V6, meta={"lanes_per_row": "16"}),
+                Candidate("v6 warps_per_block=8 (v0's blocks)", "new", V6, meta={"warps_per_block": "8"})]
+    if n == 8192 and dtype == BF16:
+        out += [Candidate("v6 block_elems=64 (128 thr/row)", "new", V6, meta={"block_elems": "64"}),
+                Candidate("v6 PK_LOAD=2 (L2::256B prefetch)", "new", V6, defines={"PK_LOAD": 2})]
+    out.append(Candidate("v5_persistent (default)", "new", "v5_persistent", quick=True))
     if n > 16384:  # cluster widths: the other block size (the default takes the smaller cluster)
         for t in (256, 512):
             out.append(Candidate(f"v5_persistent threads={t}", "new", "v5_persistent", meta={"threads": str(t)}))
@@ -89,7 +113,7 @@ def sweeps() -> list:
     out = []
     for s, dt, rows in shapes:
         cands, plans = [], set()
-        for c in _cands(s[1]):  # a knob that lands on the default's instance is not timed twice
+        for c in _cands(s[1], dt):  # a knob that lands on the default's instance is not timed twice
             if c.variant == "v5_persistent":
                 p = op.plan(variant_for(op, c), s[1], (9, 0), dt)
                 if p is not None and p.name in plans:
@@ -108,18 +132,35 @@ def variant_for(op, cand: Candidate):
 
 
 def compile_args(op, cand: Candidate, arch):
+    """(path, arch, defines) exactly as the run compiles it (the cache key must match): the op's
+    macros for the variant's header values (v6's knobs), then the candidate's own."""
     from kernelab.ops.build import target_arch
 
     v = variant_for(op, cand)
-    return str(v.path), target_arch(v, arch).sm, dict(op.defines(v))
+    return str(v.path), target_arch(v, arch).sm, {**op.defines(v), **cand.defines}
+
+
+class _AlignedTensor:
+    """Stands in for x and y in packed_full: the sweep's cases start 16-byte aligned (offset 0)."""
+
+    @staticmethod
+    def data_ptr() -> int:
+        return 0
 
 
 def instance(op, v, case, cc) -> tuple:
-    """(plan, kernel name) a launch of `v` on `case` takes on a GPU of compute capability cc."""
+    """(plan, kernel name) a launch of `v` on `case` takes on a GPU of compute capability cc
+    (v6: its `_full` kernel when the row is exactly the instance's width, as op.launch picks)."""
+    from kernelab.ops.softmax.op import packed_full
+
+    assert case.offset == 0, "the sweep's cases are aligned (instance() assumes it)"
     p = op.plan(v, case.shape[1], cc, case.dtype)
     if p is None:
         return None, None
-    return p, (op.kernel_name(case.dtype) if p.name is None else f"{p.name}_{DTYPES[case.dtype]}")
+    if p.name is None:
+        return p, op.kernel_name(case.dtype)
+    name = p.name + ("_full" if packed_full(p, case.shape[1], _AlignedTensor, _AlignedTensor) else "")
+    return p, f"{name}_{DTYPES[case.dtype]}"
 
 
 # ---- checks -------------------------------------------------------------------------------------
@@ -148,7 +189,7 @@ def run(args) -> int:
 
     from kernelab.bench import bench
     from kernelab.check import check_callable
-    from kernelab.gpu import KernelFault, default_arch, device_info
+    from kernelab.gpu import KernelFault, Module, compile_file, default_arch, device_info
     from kernelab.gpu.errors import is_sticky_message
     from kernelab.ops import load_variant, run_variant
 
@@ -162,7 +203,8 @@ def run(args) -> int:
 
     jobs = [compile_args(op, c, arch) for sw in plan for c in sw.candidates if c.kind != "peer"]
     pre_s = precompile(jobs, args.workers) if args.workers > 1 else 0.0
-    print(f"precompiled {len(set(j[0] for j in jobs))} modules in {pre_s:.1f} s", flush=True)
+    builds = {(p, a, tuple(sorted(d.items()))) for p, a, d in jobs}
+    print(f"precompiled {len(builds)} builds of {len(set(j[0] for j in jobs))} modules in {pre_s:.1f} s", flush=True)
 
     info = device_info()
     results = {"schema": "kernelab.sweep_softmax/1", "device": info.name, "arch": arch.sm, "torch": torch.__version__,
@@ -188,7 +230,7 @@ def run(args) -> int:
         print(f"\n== softmax {case.label} ({work.bytes / 1e9:.2f} GB moved)", flush=True)
         for c in sw.candidates:
             row = {"op": "softmax", "case": case.to_dict(), "candidate": c.label, "kind": c.kind, "mode": "cold",
-                   "variant": c.variant, "meta": c.meta, "status": "ok"}
+                   "variant": c.variant, "meta": c.meta, "defines": c.defines, "status": "ok"}
             t0 = time.perf_counter()
             outputs = fn = None
             try:
@@ -209,13 +251,16 @@ def run(args) -> int:
                     p, kname = instance(op, v, case, cc)
                     row["plan"] = str(p)
                     row["kernels"] = [kname]
-                    if not c.meta:
+                    if not c.meta and not c.defines:
                         module = load_variant(op, v)
 
                         def runner_for(cs, v=v):
                             return lambda i, o: run_variant(op, v, cs, i, o)
-                    else:  # same module as the default (the knob is a launch choice), another plan
-                        module = load_variant(op, op.variant(c.variant))
+                    else:  # the knob's own build (v5's meta knobs: the default's module, a cache hit)
+                        path, tarch, defines = compile_args(op, c, arch)
+                        compiled = compile_file(path, arch=tarch, defines=defines)
+                        module = Module(compiled, defines)
+                        row["compile_cache_hit"] = compiled.cache_hit
 
                         def runner_for(cs, v=v, module=module):
                             k = module.kernel(op.kernel_name(cs.dtype))
@@ -373,11 +418,12 @@ def dry_run(args) -> int:
                     continue
                 v = variant_for(op, c)
                 path, tarch, defines = compile_args(op, c, args.arch)
-                if (path, tarch) not in seen:
+                key = (path, tarch, tuple(sorted(defines.items())))
+                if key not in seen:
                     t0 = time.perf_counter()
-                    seen[(path, tarch)] = compile_file(path, arch=tarch, defines=defines)
+                    seen[key] = compile_file(path, arch=tarch, defines=defines)
                     total += time.perf_counter() - t0
-                m = seen[(path, tarch)]
+                m = seen[key]
                 problems = []
                 why = op.supports(v, sw.case)
                 if why:

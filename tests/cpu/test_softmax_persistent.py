@@ -6,6 +6,7 @@ barrier), 16-byte accesses. Also the sweep script's --dry-run end to end."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -189,5 +190,9 @@ def test_sweep_dry_run_compiles_and_replays_every_candidate():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "0 problem(s)" in r.stdout
-    for want in ("softmax_pc_t512_c8_bf16", "softmax_pw_e32_bf16", "softmax_online_t512_bf16", "softmax_pc_t256_c16"):
+    for want in ("softmax_pc_t512_c8_bf16", "softmax_pw_e32_bf16", "softmax_online_t512_bf16", "softmax_pc_t256_c16",
+                 "softmax_pk_warp_c1024_full_bf16", "softmax_pk_block_t256_full_bf16", "softmax_pk_block_t128_full_bf16"):
         assert want in r.stdout, want
+    # v6's knob rows compile with their own macros (PK_KEEP_EXP=1 keeps fp32 exps: more registers)
+    keep = [line for line in r.stdout.splitlines() if "PK_KEEP_EXP=1" in line and "262144x1024" in line]
+    assert len(keep) == 1 and re.search(r"_full_bf16 (4[0-9]|5[0-9]|6[0-4])r spill 0/0", keep[0]), keep

@@ -29,7 +29,7 @@ EXTRA = [Case((2117, 449), dt) for dt in OP.dtypes] + [
     Case((2117, 456), "bfloat16", offset=8), Case((65535 * 64 + 70, 3), "float32"),
     Case((65535 * 64 + 70, 2), "bfloat16"), Case((1, (1 << 20) + 3), "float32"), Case(((1 << 20) + 3, 1), "bfloat16")]
 
-KNOBS = [({}, {}), ({}, {"GROUP": 1}), ({}, {"GROUP": 8}), ({}, {"GROUP": 1 << 20}), ({}, {"LD_HINT": 1, "ST_HINT": 1}),
+KNOBS = [({}, {}), ({}, {"GROUP": 1}), ({}, {"GROUP": 8}), ({}, {"GROUP": 1 << 20}), ({}, {"GROUP": 32}),
          ({"tile_rows_bf16": "128", "tile_cols_bf16": "128"}, {}), ({"tile_rows_bf16": "128", "tile_cols_bf16": "64"}, {}),
          ({"tile_rows": "32", "tile_cols": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "block": "128"}, {}),
          ({"tile_rows": "32", "tile_cols": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32"}, {}),

@@ -1,5 +1,5 @@
 // v5_short_fit: v4 with a shorter GELU for bf16 outputs (a degree-5 fit, relative error 1.2e-5,
-// in place of the 9-term one), cheaper row addressing, and a persistent grid for bf16.
+// in place of the 9-term one), cheaper row addressing, one group of 4 rows per thread.
 //
 // What changed from v4: (1) bf16: gelu_short() of gelu_erfc.cuh: Phi(-|v|) = t 2^(Q(t) - v^2
 //   log2(e) / 2) with t = 1 / (|v| + 2.875) (one FADD; v2-v4: an FFMA with a register constant)
@@ -10,9 +10,9 @@
 //   a 32-bit vector index (one IMAD.WIDE.U32 per pointer; v3/v4: 64-bit r x chunks, then
 //   LEA/LEA.HI.X, 5-9 instructions), with a 64-bit copy of the loop for tensors of 2^32 or more
 //   16-byte vectors; no 64-bit division (v4 divides rows by the band height in every thread).
-//   (4) `@layout groups` (op.py): bf16 runs a persistent grid (one wave of resident blocks that
-//   loops, v3's), fp32 one group of R rows per thread (v4's one-shot); both spread a small tensor
-//   to one row per thread. 128-thread blocks (v3 measured 1.64 us at 256 x 1024 with 128, 1.80
+//   (4) `@layout groups` (op.py), `@grid oneshot`: one group of R rows per thread (v4's one-shot
+//   grid; the first build ran bf16 on v3's persistent grid, see Measured); a small tensor is
+//   spread to one row per thread. 128-thread blocks (v3 measured 1.64 us at 256 x 1024 with 128, 1.80
 //   with 256), MIN_BLOCKS 8: 1024 threads and 64 registers per SM, v4's.
 // Why: bf16 at 32768 x 8192 ran 0.88x a copy (v3 284.8 us, 3.77 TB/s): bound by instruction
 //   issue. At 0.97x a copy (4.16 TB/s) the H200 must finish 1.04e12 elements/s, and v3's row loop
@@ -35,9 +35,12 @@
 //   fp32: v4's 502 us (same R, threads per SM and math).
 //   256 x 1024 bf16 (graph): 256 blocks of 128 threads, one row each, as v3 with 128-thread
 //   blocks (1.64 us) with fewer instructions per thread: 1.55-1.65 us (target <= 1.76).
-// Measured: BENCHMARKS.md, gelu_bias rows, once run; pending the H200 sweep
-//   (scripts/sweep_membound.py --ops gelu_bias: default, R = 1 + PREFETCH at 2048 threads per SM,
-//   R = 8, one-shot, R = 1 without prefetch).
+// Measured (docs/runs/2026-11-30-h200-sweep_membound_s4.json, copy 501.9 us for 2.15 GB): bf16
+//   32768 x 8192 on the persistent grid 274.4 us (0.91x a copy; R = 8 277.9, R = 1 + PREFETCH
+//   276.5), on the one-shot grid 254.6 us = 0.99x a copy, 1.61x torch.compile (410.8), v3 284.6:
+//   the one-shot grid is the default now. fp32 506.7 us (v4 500.5, torch.compile 501.9).
+//   256 x 1024 bf16 in graph mode 1.7 us = 0.92x torch.compile (v3 0.85x).
+// Measured: BENCHMARKS.md, gelu_bias rows (full runs).
 //
 // Knobs (#ifndef macros): ROWS (rows per thread taken together, from `@rows_per_thread`),
 //   PREFETCH (1: the next group's loads are issued before this group's math; 0 by default. ptxas
@@ -49,7 +52,7 @@
 //
 // @block 128
 // @layout groups
-// @grid bfloat16=persistent float32=oneshot
+// @grid oneshot
 // @rows_per_thread 4
 // @access_bytes 16 (loads of x and bias, stores of y, where aligned)
 #include <cuda_bf16.h>

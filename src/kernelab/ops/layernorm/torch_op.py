@@ -1,4 +1,4 @@
-"""kernelab::layernorm, the best variant (v1_vec_regs) as a PyTorch operator:
+"""kernelab::layernorm, the best variant (v4_pinned_onebar) as a PyTorch operator:
 y = (x - mean) / sqrt(var + eps) * weight + bias over the last dimension (biased variance),
 like F.layer_norm(x, (N,), weight, bias, eps). fp32 or bf16, any leading shape; eagerly and
 under torch.compile."""

@@ -53,6 +53,11 @@
 //   X_LOAD=2 cost 6% bf16, 3.5% fp32), the store phase ~2-3%, the second barrier ~1-2%. fp32
 //   holds 64 KiB of x per SM in flight (2 blocks x 512 x 16 x 4 B) where v1 held 128 KiB (4 x 256
 //   x 32 x 4 B); rmsnorm v2 made the same trade and gained.
+// Measured (docs/runs/2026-11-30-h200-sweep_membound_s4.json, 32768 x 8192): bf16 257.7 us =
+//   0.97x a copy, 1.12x torch.compile (287.6; v1 299.2); fp32 511.8 us = 0.98x torch.compile
+//   (500.4; v1 533.6). Knobs: two barriers 260.0 / 517.3, the weight loaded with x (PARAMS_EARLY
+//   1) 257.0 / 505.3 (the default since), params in one batch 257.4 / 509.3, v1's evict-first
+//   hint on x 268.4 / 523.9 (so the hint is ~4% of the gain).
 // Measured: BENCHMARKS.md, layernorm rows (generated from results JSON), once a run has it;
 //   pending the H200 sweep (scripts/sweep_membound.py --ops layernorm: the default and its knobs).
 //
@@ -86,7 +91,11 @@
 #define LN_ONE_BARRIER 1
 #endif
 #ifndef PARAMS_EARLY
-#define PARAMS_EARLY 0  // both parameter arrays late, PARAMS_AHEAD vectors ahead (norm_rows.cuh's default is 1)
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1200)
+#define PARAMS_EARLY 0  // sm_80, sm_120: the weight's registers next to x spill 4-12 bytes at 64 (NVRTC 13.0, 13.5)
+#else
+#define PARAMS_EARLY 1  // the weight with x, the bias late, PARAMS_AHEAD vectors ahead (the H200 sweep: fp32 505.3 us vs 511.8 for both late; norm_rows.cuh's default is 1 too)
+#endif
 #endif
 #ifndef PARAMS_AHEAD
 #define PARAMS_AHEAD 2  // two vectors of each late parameter array ahead of the store loop (>= K: one batch)

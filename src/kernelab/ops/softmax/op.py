@@ -3,8 +3,9 @@
 fp32 and bf16 in and out, fp32 math. Rows from 1 to 262144 wide (and wider, through the
 online variant). Variants keep the row in one warp (v0), one block (v1), or a cluster of
 blocks (v3) on chip, or stream it twice (v2); v5 does v0/v1/v3's work with a persistent grid
-that loads the next row while it reduces the current one; v4 picks among them by N, dtype and
-GPU (the table DISPATCH_SM90 below, with the measurements behind it).
+that loads the next row while it reduces the current one; v6 is v0/v1 with plain read-only
+loads, bf16 rows kept packed (twice the rows an SM) and small warp-row blocks; v4 picks among
+them by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
 element (max, subtract, scale, sum, multiply) plus one exp2 on the special-function unit;
@@ -124,6 +125,8 @@ class Softmax(OpSpec):
             raise ValueError(f"{variant.path.name}: unknown `@strategy {strategy}`; use one of {', '.join(STRATEGIES)}")
         if dtype not in self.dtypes:
             raise ValueError(f"softmax has no {dtype!r} kernels; use one of {', '.join(self.dtypes)}")
+        if strategy == "packed":
+            return packed_plan(n, *packed_knobs(variant), dtype=dtype)
         threads = variant.meta.get("threads", "auto").split()[0]
         if threads != "auto" and int(threads) not in PERSISTENT_WIDE_THREADS:
             raise ValueError(f"{variant.path.name}: `@threads {threads}`: the persistent cluster instances have "
@@ -135,14 +138,23 @@ class Softmax(OpSpec):
         return _plan(strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1), n, tuple(cc),
                      dtype, 0 if threads == "auto" else int(threads), elems)
 
+    def defines(self, variant):
+        """v6_packed_rows' header knobs, as the macros its kernels are built with (one source of
+        truth: the plan reads the same header values)."""
+        if variant.meta.get("strategy") != "packed":
+            return {}
+        w, lanes, e = packed_knobs(variant)
+        return {"PK_WARPS_PER_BLOCK": w, "PK_LANES_PER_ROW": lanes, "PK_BLOCK_ELEMS": e}
+
     def supports(self, variant, case):
         reason = super().supports(variant, case)
         if reason:
             return reason
         n = case.shape[-1]
         # Arch-independent question: can any GPU this variant builds for hold the row?
-        if self.plan(variant, n, (9, 0)) is None:
-            return f"{variant.name} ({variant.meta.get('strategy')}) holds rows of at most {_limit(variant)} elements; N = {n}"
+        if self.plan(variant, n, (9, 0), case.dtype) is None:
+            return (f"{variant.name} ({variant.meta.get('strategy')}) holds rows of at most "
+                    f"{_limit(variant, case.dtype)} elements; N = {n}")
         return None
 
     def launch(self, kernel, variant, case, inputs, outputs):
@@ -153,15 +165,18 @@ class Softmax(OpSpec):
             raise ValueError(f"softmax: M = {m} and N = {n} must each be < 2^31 (the kernels index rows with int)")
         p = self.plan(variant, n, rows.arch_cc(kernel), case.dtype)
         if p is None:
-            raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant)}); "
+            raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                              f"use {self.best_variant}, which handles any width")
-        k = kernel if p.name is None else kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
+        name = p.name
+        if packed_full(p, n, inputs["x"], outputs["y"]):
+            name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
+        k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster)
 
 
 ONLINE = Plan("softmax_online_t512", 512)
-STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows")
+STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -241,6 +256,58 @@ def persistent_plan(n: int, cc: tuple[int, int], threads: int = 0, elems: int = 
     return None
 
 
+# ---- v6_packed_rows' instances -------------------------------------------------------------------
+# Warp rows up to 1024 (instances of 256, 512, 1024), then a block per row of 64..1024 threads
+# holding `block_elems` elements each. Header knobs (defaults in PACKED_DEFAULTS), also passed to
+# the compiler by Softmax.defines: `@warps_per_block` (threads of a warp-row block / 32),
+# `@lanes_per_row` (32: a warp per row; 16: two rows per warp), `@block_elems` (16, 32, 64).
+PACKED_WARP_CAPS = (256, 512, 1024)
+PACKED_BLOCK_THREADS = (64, 128, 256, 512, 1024)
+PACKED_DEFAULTS = {"warps_per_block": 2, "lanes_per_row": 32, "block_elems": 32}
+
+
+def packed_knobs(variant) -> tuple[int, int, int]:
+    """(warps_per_block, lanes_per_row, block_elems) from a packed variant's header, checked."""
+    w, lanes, e = (variant.meta_int(k, d) for k, d in PACKED_DEFAULTS.items())
+    name = variant.path.name
+    if not 1 <= w <= 32:
+        raise ValueError(f"{name}: `@warps_per_block {w}`: a block holds 1 to 32 warps")
+    if lanes not in (16, 32):
+        raise ValueError(f"{name}: `@lanes_per_row {lanes}`: 32 (a warp per row) or 16 (two rows per warp)")
+    if e not in (16, 32, 64):
+        raise ValueError(f"{name}: `@block_elems {e}`: the block instances hold 16, 32 or 64 elements per thread")
+    return w, lanes, e
+
+
+def packed_block_elems(block_elems: int, dtype: str) -> int:
+    """Elements a thread of v6's block instances holds: fp32 at most 32 (64 fp32 elements need
+    ~80 registers, more than a 1024-thread block can have)."""
+    return min(block_elems, 32) if dtype == "float32" else block_elems
+
+
+def packed_plan(n: int, warps_per_block: int = 2, lanes_per_row: int = 32, block_elems: int = 32,
+                dtype: str = "bfloat16") -> Plan | None:
+    """v6's instance for rows of n (None past 1024 x block elements). Launches take
+    `<name>_full` instead when packed_full says so."""
+    for cap in PACKED_WARP_CAPS:
+        if n <= cap:
+            return Plan(f"softmax_pk_warp_c{cap}", 32 * warps_per_block, warps_per_block * 32 // lanes_per_row,
+                        capacity=cap)
+    e = packed_block_elems(block_elems, dtype)
+    for t in PACKED_BLOCK_THREADS:
+        if n <= t * e:
+            return Plan(f"softmax_pk_block_t{t}", t, capacity=t * e)
+    return None
+
+
+def packed_full(p: Plan, n: int, x, y) -> bool:
+    """Whether a v6 launch may take the instance's `_full` kernel: N is exactly its width and x, y
+    start 16-byte aligned, so every row does (N * element size is a multiple of 16) and each
+    thread owns whole vectors only: no predicates, padding or scalars."""
+    return (p.name is not None and p.name.startswith("softmax_pk_") and n == p.capacity
+            and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0)
+
+
 def persistent_grid(kernel, p: Plan, m: int) -> int:
     """The grid of a persistent launch: what the GPU holds at once, capped by the work (rows for
     blocks and clusters, 8-row blocks for warps). With a cluster it counts clusters."""
@@ -266,6 +333,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return rows.cluster_plan("softmax", n) if cc >= (9, 0) else None
     if strategy == "persistent":
         return persistent_plan(n, cc, threads, elems or 32)
+    if strategy == "packed":  # v6 with its default knobs (a dispatch entry needs v6's instances in v4)
+        return packed_plan(n)
     raise ValueError(f"unknown softmax strategy {strategy!r}")
 
 
@@ -288,7 +357,9 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
     return Plan(None, block, rows_per_block)
 
 
-def _limit(variant) -> str:
+def _limit(variant, dtype: str = "bfloat16") -> str:
+    if variant.meta.get("strategy") == "packed":
+        return str(PACKED_BLOCK_THREADS[-1] * packed_block_elems(packed_knobs(variant)[2], dtype))
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),
             "persistent": str(MAX_PERSISTENT_N)}.get(variant.meta.get("strategy", ""), "any")
 

@@ -21,7 +21,10 @@
 //   the second pass adding ~2-3 us (one launch gap plus one L2 round trip). At 2^18 it is
 //   launch-bound like v2.
 // Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json): fp32 241.2 us = 4.45 TB/s (0.997x torch.compile; v2 4.42),
-//   bf16 124.4 us = 1.00x torch.compile (v2 0.99x); U = 4, 8, 16 within 1%. Full runs: BENCHMARKS.md, sum rows.
+//   bf16 124.4 us = 1.00x torch.compile (v2 0.99x); U = 4, 8, 16 within 1%. Session 4
+//   (docs/runs/2026-11-30-h200-sweep_membound_s4.json): X_LOAD 3 (L1::no_allocate) 239.3 vs
+//   240.4 us fp32, 123.2 vs 124.1 bf16 cold, 121.4 vs 122.3 in graph mode (torch.compile 121.9):
+//   ~0.7% in all three, the default since. Full runs: BENCHMARKS.md, sum rows.
 //
 // Knobs (#ifndef macros): VECS (vectors per thread; from the header), X_LOAD (0 ld.global.nc,
 // 1 ld.global, 3 ld.global.nc.L1::no_allocate), FINISH_BLOCK.
@@ -45,7 +48,7 @@
 #define FINISH_BLOCK 1024
 #endif
 #ifndef X_LOAD
-#define X_LOAD 0
+#define X_LOAD 3
 #endif
 
 #include "reduce.cuh"  // v2's to_f32, sum16, warp_sum, block_sum

@@ -25,7 +25,7 @@ class Transpose(OpSpec):
     name = "transpose"
     dtypes = ("float32", "bfloat16")
     kernel_entry = "transpose"
-    best_variant = "v3_vec_swizzle"
+    best_variant = "v4_grouped_order"  # column-major tile order: 16384^2 fp32 0.96x a copy (v3 0.92x), bf16 0.93x (0.88x) (sweep s4, H200)
     tolerances = {"float32": (0.0, 0.0), "bfloat16": (0.0, 0.0)}  # a copy: bit-exact
     distributions = ("normal", "uniform", "large", "special")  # bits are moved, never computed
 

@@ -43,7 +43,15 @@
 //   the story. 256 x 512 (graph mode, L2-resident): 32 x 32 tiles, fp32 ~1.3-1.4 us, bf16 with
 //   128-thread blocks ~1.3 us (v2 1.44; the 4 (bf16 8) serial element loads of v2 become one
 //   16-byte load per thread).
-// Measured: BENCHMARKS.md, transpose rows (pending the H200 sweep, scripts/sweep_membound.py).
+// Measured (docs/runs/2026-11-30-h200-sweep_membound_s4.json, copy 501.9 us for 2.15 GB):
+//   the grouped orders did not pay: 16384^2 fp32 GROUP 32 552.6 us, 8 549.2, 16 551.3, 64 545.1,
+//   1 (v3's order) 545.9; column-major (GROUP 2^20: tile rows fastest, so consecutive blocks
+//   write neighbouring columns of the same output rows) 524.9 us = 0.96x a copy, 1.04x
+//   torch.compile (545.9); bf16 270.5 us (v3 285.2, torch.compile 317.4), and 128x128 bf16
+//   tiles in GROUP 32 order 270.9. So it is the write side's locality that pays, not a square
+//   patch: GROUP defaults to 2^20 (column-major) now. Evict hints (LD_HINT 1, ST_HINT 1) lose 4%.
+//   Small tiles for 256 x 512 lost to v2 (0.83x vs 0.89x torch.compile in graph mode).
+// Measured: BENCHMARKS.md, transpose rows (full runs).
 // Banks: tiles of >= 32 x 32 whose rows hold >= 8 chunks (fp32 TILE_COLS >= 32, bf16 >= 64) are
 //   conflict-free both ways, as in v3. Rows of 4 or 2 chunks (bf16 TILE_COLS 32, 16) keep 2 or 1
 //   XOR bits; the STS.128 phases still cover 128 contiguous bytes, and the gather stays
@@ -81,7 +89,7 @@
 #define TILE_COLS_BF16 TILE_COLS
 #endif
 #ifndef GROUP
-#define GROUP 32
+#define GROUP 1048576  // column-major (the sweep's winner); 32 was the first default
 #endif
 #ifndef LD_HINT
 #define LD_HINT 0
@@ -150,6 +158,14 @@ __device__ __forceinline__ uint4 pack(const B (&e)[16 / sizeof(B)]) {
 struct TileOrder {
   unsigned n_x, n_y, g_rows, per_group;
   __device__ __forceinline__ void coords(unsigned t, unsigned& ty, unsigned& tx) const {
+#if GROUP >= 65536
+    // Column-major: what the grouped arithmetic below reduces to whenever GROUP >= n_y (one group
+    // holds every row tile), with less live state
+    // (NVRTC 13.5 spilled 4 bytes of the general form at the 32-register cap on sm_90).
+    tx = t / n_y;
+    ty = t - tx * n_y;
+    return;
+#endif
     const unsigned g = t / per_group;        // group: row tiles g x g_rows .. + g_rows - 1
     const unsigned k = t - g * per_group;    // position inside the group
     const unsigned base = g * g_rows;
