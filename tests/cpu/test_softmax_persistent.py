@@ -73,9 +73,10 @@ def test_v5_threads_knob_takes_the_fewest_blocks_of_that_size():
 def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     assert _name(V4, 32768) == "softmax_online_t512"  # v2 266 us vs v3 362 (the old pick), v1 303
     assert _name(V4, 32768, dtype="float32") == "softmax_online_t512"
-    assert _name(V4, 8192) == "softmax_block_t256"  # v1 272 us, bf16
+    assert _name(V4, 8192) == "softmax_pk_block_t256"  # v6 258.8 us vs v1 271.7, bf16 (session 4)
     assert _name(V4, 8192, dtype="float32") == "softmax_online_t512"  # v2 515 us vs v1 542
-    assert _name(V4, 1024) == "softmax_warp_e32"
+    assert _name(V4, 1024) == "softmax_pk_warp_c1024"  # v6 250.8 us vs v0 266.1
+    assert _name(V4, 1024, dtype="float32") == "softmax_warp_e32"
     # v5 past 32768 (2048 x 131072 bf16: 294.9 us vs v3 373.2; fp32 570.6 vs 651.8)
     assert _name(V4, 131072) == "softmax_pc_t256_e64_c8" and _name(V4, 262144) == "softmax_pc_t256_e64_c16"
     assert _name(V4, 131072, dtype="float32") == "softmax_pc_t512_c8"

@@ -198,8 +198,13 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   fp32 2048 x 131072:  v5 (32, clusters of 8 x 512) 570.6, v5 (64) 578.7, v3 651.8
 #   v5 lost where rows fit a block or a warp (32768 x 8192: 298.0 vs v1 273.4; 262144 x 1024: 279.3
 #   vs v0 268.0), so it takes only the widths past 32768.
+# Session 4 (docs/runs/2026-11-30-h200-sweep_softmax_v6.json, same process): v6_packed_rows (bf16
+#   kept as raw 16-byte vectors, __ldg, exp recomputed at the store) 262144 x 1024 250.8 us (v0
+#   266.1, torch.compile 250.6), 32768 x 8192 258.8 (v1 271.7, torch.compile 608.9): v6 takes bf16
+#   rows of up to 1024 and of 4097-8192 (the widths measured); 1025-4096 stay v1's.
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "warp"), (8192, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "persistent")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (8192, "packed"), (32768, "online"),
+                 (rows.MAX_CLUSTER_N, "persistent")),
     "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "persistent")),
 }
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
