@@ -251,8 +251,8 @@ def sweeps(selected) -> list:
                               v4("GROUP=16", GROUP=16), v4("GROUP=64", GROUP=64),
                               v4("GROUP=32 (the first default)", GROUP=32)]
                     if dt == "bfloat16":
-                        cands += [v4("bf16 128x128 tiles (column-major)", quick=True,
-                                     meta={"tile_rows_bf16": "128", "tile_cols_bf16": "128"}),
+                        cands += [v4("bf16 64x64 tiles (v3's; the first default)", quick=True,
+                                     meta={"tile_rows_bf16": "64", "tile_cols_bf16": "64"}),
                                   v4("bf16 128x64 tiles", meta={"tile_rows_bf16": "128", "tile_cols_bf16": "64"})]
                 out.append(Sweep("transpose", Case((n, n), dt), "cold", Case((2117, 449), dt), cands))
         # The graph-mode small shape (256 x 512, L2-resident): v2 (the best so far) and its best
@@ -261,20 +261,20 @@ def sweeps(selected) -> list:
         # 32 x 32 at 128 threads = 128 blocks, one each; 32 x 64 / 64 x 32 at 256 = 64 blocks.
         for dt in ("bfloat16", "float32"):
             small = Case((256, 512), dt)
-            t32 = {"tile_rows": "32", "tile_cols": "32"}
+            t32 = {"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32"}
             cands = [Candidate("torch", "peer"), Candidate("torch.compile", "peer"),
                      Candidate("v2_smem_padded", "existing", "v2_smem_padded"),
                      Candidate("v2_smem_padded block=512", "new", "v2_smem_padded", meta={"block": "512"})]
             if dt == "float32":
                 cands += [v4("32x32 block=256", quick=True, meta=t32),
                           v4("32x32 block=128", meta={**t32, "block": "128"}),
-                          v4("32x64 block=256", meta={"tile_rows": "32", "tile_cols": "64"}),
-                          v4("64x32 block=256", meta={"tile_rows": "64", "tile_cols": "32"})]
+                          v4("32x64 block=256", meta={"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}),
+                          v4("64x32 block=256", meta={"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"})]
             else:
                 cands += [v4("32x32 block=128", quick=True, meta={**t32, "block": "128"}),
-                          v4("32x64 block=256", meta={"tile_rows": "32", "tile_cols": "64"}),
-                          v4("64x32 block=256", meta={"tile_rows": "64", "tile_cols": "32"}),
-                          v4("16x32 block=64", meta={"tile_rows": "16", "tile_cols": "32", "block": "64"})]
+                          v4("32x64 block=256", meta={"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}),
+                          v4("64x32 block=256", meta={"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"}),
+                          v4("16x32 block=64", meta={"tile_rows": "16", "tile_cols": "32", "tile_rows_bf16": "16", "tile_cols_bf16": "32", "block": "64"})]
             out.append(Sweep("transpose", small, "graph", small, cands))
     if "softmax" in selected:
         for shape in ((32768, 8192), (2048, 131072)):

@@ -395,9 +395,9 @@ def test_transpose_grids_cover_the_matrix(case, monkeypatch):
         assert ld == inputs["m"].stride(0) if rows > 1 else ld == cols
         assert src.data_ptr() == inputs["m"].data_ptr() and out.data_ptr() == outputs["out"].data_ptr()
         assert src.numel() == (rows - 1) * ld + cols
-        tile_cols = v.meta_int("tile_cols")
+        tile_rows, tile_cols = TRANSPOSE.tile(v, case.dtype)  # v4: bf16 tiles of their own
         assert cols <= grid[0] * tile_cols < cols + tile_cols
-        assert grid[1] == min(math.ceil(rows / v.meta_int("tile_rows")), 65535)
+        assert grid[1] == min(math.ceil(rows / tile_rows), 65535)
 
 
 @pytest.mark.parametrize("case", [c for c in GELU.test_cases() if c.dtype == "float32"] +
@@ -612,7 +612,7 @@ def test_transpose_tiles_are_what_the_headers_say():
     assert sizes["v1_smem_tiled"] == (32 * 32 * 4, 32 * 32 * 2)  # no padding
     assert sizes["v2_smem_padded"] == (32 * 33 * 4, 32 * 33 * 2)  # one column
     assert sizes["v3_vec_swizzle"] == (64 * 64 * 4, 64 * 64 * 2)  # swizzled, not padded
-    assert sizes["v4_grouped_order"] == (64 * 64 * 4, 64 * 64 * 2)  # v3's tiles, another order
+    assert sizes["v4_grouped_order"] == (64 * 64 * 4, 128 * 128 * 2)  # v3's fp32 tiles; bf16 128 x 128
 
 
 def _mix(op, v, arch):

@@ -169,11 +169,12 @@ def test_default_order_keeps_the_blocks_in_flight_on_a_square():
 def test_defines_of_v0_to_v3_are_unchanged_and_v4_tiles_per_dtype():
     for v in OP.variants():
         d = OP.defines(v)
-        assert set(d) == {"BLOCK", "TILE_ROWS", "TILE_COLS"}, v.name  # no bf16 keys: cache keys as before
+        bf16_keys = {"TILE_ROWS_BF16", "TILE_COLS_BF16"} if v.name == "v4_grouped_order" else set()
+        assert set(d) == {"BLOCK", "TILE_ROWS", "TILE_COLS"} | bf16_keys, v.name  # v0-v3: cache keys as before
     v = dataclasses.replace(V4, meta={**V4.meta, "tile_rows_bf16": "128", "tile_cols_bf16": "32"})
     assert OP.defines(v)["TILE_ROWS_BF16"] == 128 and OP.defines(v)["TILE_COLS_BF16"] == 32
     assert OP.tile(v, "bfloat16") == (128, 32) and OP.tile(v, "float32") == (64, 64)
-    assert OP.tile(V4, "bfloat16") == (64, 64)
+    assert OP.tile(V4, "bfloat16") == (128, 128) and OP.tile(V4, "float32") == (64, 64)  # the sweep's winners
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -199,10 +200,10 @@ def test_v4_grid_follows_the_dtype_tile(dtype):
 # default, ST_HINT 1 spills 4 bytes at 32 registers on sm_100.
 KNOBS = [({}, {}), ({}, {"GROUP": 1}), ({}, {"GROUP": 8}), ({}, {"GROUP": 16}), ({}, {"GROUP": 64}),
          ({}, {"GROUP": 32}),
-         ({"tile_rows_bf16": "128", "tile_cols_bf16": "128"}, {}), ({"tile_rows_bf16": "128", "tile_cols_bf16": "64"}, {}),
-         ({"tile_rows": "32", "tile_cols": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "block": "128"}, {}),
-         ({"tile_rows": "32", "tile_cols": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32"}, {}),
-         ({"tile_rows": "16", "tile_cols": "32", "block": "64"}, {})]
+         ({"tile_rows_bf16": "64", "tile_cols_bf16": "64"}, {}), ({"tile_rows_bf16": "128", "tile_cols_bf16": "64"}, {}),
+         ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32", "block": "128"}, {}),
+         ({"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"}, {}),
+         ({"tile_rows": "16", "tile_cols": "32", "tile_rows_bf16": "16", "tile_cols_bf16": "32", "block": "64"}, {})]
 
 
 def _build(meta, macros, arch):

@@ -31,9 +31,9 @@ EXTRA = [Case((2117, 449), dt) for dt in OP.dtypes] + [
 
 KNOBS = [({}, {}), ({}, {"GROUP": 1}), ({}, {"GROUP": 8}), ({}, {"GROUP": 1 << 20}), ({}, {"GROUP": 32}),
          ({"tile_rows_bf16": "128", "tile_cols_bf16": "128"}, {}), ({"tile_rows_bf16": "128", "tile_cols_bf16": "64"}, {}),
-         ({"tile_rows": "32", "tile_cols": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "block": "128"}, {}),
-         ({"tile_rows": "32", "tile_cols": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32"}, {}),
-         ({"tile_rows": "16", "tile_cols": "32", "block": "64"}, {})]
+         ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32", "block": "128"}, {}),
+         ({"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"}, {}),
+         ({"tile_rows": "16", "tile_cols": "32", "tile_rows_bf16": "16", "tile_cols_bf16": "32", "block": "64"}, {})]
 
 
 def _launcher(meta, macros):

@@ -50,6 +50,9 @@
 //   torch.compile (545.9); bf16 270.5 us (v3 285.2, torch.compile 317.4), and 128x128 bf16
 //   tiles in GROUP 32 order 270.9. So it is the write side's locality that pays, not a square
 //   patch: GROUP defaults to 2^20 (column-major) now. Evict hints (LD_HINT 1, ST_HINT 1) lose 4%.
+//   Column-major with 128 x 128 bf16 tiles (256 B per row segment each side, as fp32's 64 x 64):
+//   260.1 us = 0.97x a copy, 1.22x torch.compile (docs/runs/2026-11-30-h200-sweep_membound_s4b.json):
+//   the bf16 default now (@tile_rows_bf16 / @tile_cols_bf16).
 //   Small tiles for 256 x 512 lost to v2 (0.83x vs 0.89x torch.compile in graph mode).
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 // Banks: tiles of >= 32 x 32 whose rows hold >= 8 chunks (fp32 TILE_COLS >= 32, bf16 >= 64) are
@@ -68,6 +71,8 @@
 // @block 256
 // @tile_rows 64
 // @tile_cols 64
+// @tile_rows_bf16 128
+// @tile_cols_bf16 128
 // @access_bytes 16 (loads of m and stores of out, where rows are 16-byte aligned)
 #include <cuda_bf16.h>
 
