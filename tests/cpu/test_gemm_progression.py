@@ -1,0 +1,29 @@
+"""scripts/gemm_progression.py: the table the closing note and NOTES.md quote comes from the run."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("gemm_progression", ROOT / "scripts" / "gemm_progression.py")
+PROG = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(PROG)
+
+
+def _row(name, dtype, label, seconds, flops, status="ok"):
+    return {"op": "gemm", "name": name, "status": status, "case": {"dtype": dtype, "label": f"{label} {dtype}"},
+            "measurement": {"median_s": seconds}, "work": {"flops": flops}}
+
+
+def test_ratios_are_cublas_time_over_the_variants():
+    f = 2 * 4096 ** 3
+    run = {"git": {"commit": "abc1234"}, "created": "2026-11-30T11:46:46+00:00", "rows": [
+        _row("cublas", "float32", "4096x4096x4096", 2.7e-3, f),
+        _row("v9_sgemm_tuned", "float32", "4096x4096x4096", 3.0e-3, f),
+        _row("v0_naive", "float32", "4096x4096x4096", 1.0, f, status="failed"),
+    ]}
+    table = PROG.progression(run)
+    assert "commit abc1234" in table
+    assert f"| float32 | v9_sgemm_tuned | {f / 3.0e-3 / 1e12:.1f} (0.900x) |" in table
+    assert "v0_naive" not in table  # failed rows are not figures
