@@ -198,9 +198,12 @@ def test_v4_grid_follows_the_dtype_tile(dtype):
 # (meta overrides, extra macros): mirror of scripts/sweep_membound.py's transpose candidates. The
 # evict hints (LD_HINT, ST_HINT: -4% in the session-4 sweep) are gone from it: with the column-major
 # default, ST_HINT 1 spills 4 bytes at 32 registers on sm_100.
-KNOBS = [({}, {}), ({}, {"GROUP": 1}), ({}, {"GROUP": 8}), ({}, {"GROUP": 16}), ({}, {"GROUP": 64}),
-         ({}, {"GROUP": 32}),
-         ({"tile_rows_bf16": "64", "tile_cols_bf16": "64"}, {}), ({"tile_rows_bf16": "128", "tile_cols_bf16": "64"}, {}),
+# The grouped orders (GROUP 8-64, measured slower than column-major) are gone too: under NVRTC 13.5
+# (CI) their fp32 build spills 4 bytes at 32 registers on sm_90; the GPU tests still run GROUP 8
+# and 32 for correctness (NVRTC 13.0 there builds them without spills). So are 128 x 64 bf16 tiles
+# (282.7 us; 28 bytes of spills at 32 registers under 13.5).
+KNOBS = [({}, {}), ({}, {"GROUP": 1}),
+         ({"tile_rows_bf16": "64", "tile_cols_bf16": "64"}, {}),
          ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32", "block": "128"}, {}),
          ({"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"}, {}),
          ({"tile_rows": "16", "tile_cols": "32", "tile_rows_bf16": "16", "tile_cols_bf16": "32", "block": "64"}, {})]
