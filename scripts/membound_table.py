@@ -1,0 +1,42 @@
+"""Issue 7's table: the best kernelab variant of each memory-bound case in a `kernelab run` results
+JSON, with its time, bandwidth, ratio to the copy ceiling measured in that run and ratio to the
+best peer (torch eager / torch.compile; the transpose baseline `copy_(m.t())` is not a peer).
+
+Usage: python3 scripts/membound_table.py docs/runs/nvidia-h200-<stamp>.json
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+
+OPS = ("gelu_bias", "layernorm", "rmsnorm", "softmax", "sum", "transpose")
+NOT_PEERS = ("copy_(m.t())",)
+
+
+def table(run: dict) -> str:
+    copy = run["ceilings"]["copy_bytes_per_s"]
+    cases = collections.defaultdict(list)
+    for r in run["rows"]:
+        if r["status"] == "ok" and r["op"] in OPS:
+            cases[(r["op"], r["case"]["label"])].append(r)
+    lines = ["| op | case | best variant | us | TB/s | x copy | x best peer (peer) |",
+             "|---|---|---|---|---|---|---|"]
+    for (op, label), rows in cases.items():
+        peers = {r["name"]: r["measurement"]["median_s"] for r in rows if r["kind"] == "peer" and r["name"] not in NOT_PEERS}
+        variants = {r["name"]: r for r in rows if r["kind"] == "variant"}
+        if not variants or not peers:
+            continue
+        best = min(variants, key=lambda n: variants[n]["measurement"]["median_s"])
+        t = variants[best]["measurement"]["median_s"]
+        peer = min(peers, key=peers.get)
+        moved = rows[0]["work"]["bytes"]
+        mode = " (graph)" if variants[best]["measurement"]["mode"] == "graph" else ""
+        lines.append(f"| {op} | {label}{mode} | {best} | {t * 1e6:.1f} | {moved / t / 1e12:.2f} | {moved / t / copy:.3f} | "
+                     f"{peers[peer] / t:.3f} ({peer}) |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table(json.load(open(sys.argv[1]))))
