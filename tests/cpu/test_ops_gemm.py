@@ -25,7 +25,9 @@ BF16 = [v for v in VARIANTS if 6 <= NUMBER[v] <= 8]  # tensor cores
 # ---- declarations ---------------------------------------------------------------------
 
 def test_variants_in_issue_order_with_dtypes():
-    assert [v.split("_")[0] for v in VARIANTS] == [f"v{i}" for i in range(10)]  # v8: the stretch variant; v9: fp32, tuned
+    # v3 twice: 1D then 2D register blocking (the issue's v3 row); v8: the stretch variant; v9: fp32, tuned
+    assert [v.split("_")[0] for v in VARIANTS] == [f"v{i}" for i in range(4)] + [f"v{i}" for i in range(3, 10)]
+    assert VARIANTS[3:5] == ["v3_regblock1d", "v3_regblock2d"]
     for name in FP32:
         assert OP.variant(name).dtypes(OP) == ("float32",), name
     for name in BF16:
@@ -202,7 +204,7 @@ def test_sass_instruction_mix_and_no_local_memory(name, tmp_path):
 @needs_cuobjdump
 def test_register_blocked_kernels_are_ffma_dense(tmp_path):
     """v3-v5 issue 512 FFMAs per 8-deep k-step per thread from 32 LDS.128 (16 bytes per read)."""
-    for name in ("v3", "v4", "v5", "v9"):
+    for name in ("v3_regblock2d", "v4", "v5", "v9"):
         m = compile_variant(OP, OP.variant(name), arch="sm_90")
         ops = _sass_counts(m.cubin, tmp_path)
         assert ops["FFMA"] >= 512, (name, ops["FFMA"])
