@@ -387,6 +387,24 @@ def verify_timed_outputs(op, case, inputs, outputs, rows: int = 256):
 
 # ---- the run --------------------------------------------------------------------------------------
 
+def measure_copy_ceiling(results: dict, max_wall: float) -> None:
+    """The copy ceiling of this run into `results` (`copy_ceiling_bps`, or `copy_ceiling_error`
+    when it could not be measured): torch copy_ of 1 GiB fp32 (reads 1 GiB, writes 1 GiB)."""
+    import torch
+
+    from kernelab.bench import bench
+
+    try:
+        a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
+        b = torch.empty_like(a)
+        m = bench(lambda: b.copy_(a), mode="cold", target_rel=0.01, max_wall_s=max_wall, name="copy")
+        results["copy_ceiling_bps"] = 2 * a.numel() * 4 / m.median_s
+        print(f"copy ceiling: {results['copy_ceiling_bps'] / 1e12:.3f} TB/s ({m.median_s * 1e6:.1f} us)", flush=True)
+        del a, b
+    except Exception as e:
+        results["copy_ceiling_error"] = repr(e)
+
+
 def run(args) -> int:
     import torch
 
@@ -417,16 +435,7 @@ def run(args) -> int:
                "torch": torch.__version__, "quick": args.quick, "max_wall_s": args.max_wall,
                "precompile_s": pre_s, "rows": []}
 
-    # The copy ceiling of this run: torch copy_ of 1 GiB fp32 (reads 1 GiB, writes 1 GiB).
-    try:
-        a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
-        b = torch.empty_like(a)
-        m = bench(lambda: b.copy_(a), mode="cold", target_rel=0.01, max_wall_s=args.max_wall, name="copy")
-        results["copy_ceiling_bps"] = 2 * a.numel() * 4 / m.median_s
-        print(f"copy ceiling: {results['copy_ceiling_bps'] / 1e12:.3f} TB/s ({m.median_s * 1e6:.1f} us)", flush=True)
-        del a, b
-    except Exception as e:
-        results["copy_ceiling_error"] = repr(e)
+    measure_copy_ceiling(results, args.max_wall)
 
     for sw in plan:
         op = ops[sw.op]

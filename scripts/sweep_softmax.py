@@ -50,7 +50,7 @@ from kernelab.ops import Case, discover  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The parallel cubin precompile, resource rows and the skip signal are sweep_membound's.
-from sweep_membound import _Skip, precompile, resources_of  # noqa: E402
+from sweep_membound import _Skip, measure_copy_ceiling, precompile, resources_of  # noqa: E402
 
 BF16, F32 = "bfloat16", "float32"
 V6 = "v6_packed_rows"
@@ -209,15 +209,7 @@ def run(args) -> int:
     info = device_info()
     results = {"schema": "kernelab.sweep_softmax/1", "device": info.name, "arch": arch.sm, "torch": torch.__version__,
                "quick": args.quick, "max_wall_s": args.max_wall, "precompile_s": pre_s, "rows": []}
-    try:  # the copy ceiling of this run: copy_ of 1 GiB fp32
-        a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
-        b = torch.empty_like(a)
-        m = bench(lambda: b.copy_(a), mode="cold", target_rel=0.01, max_wall_s=args.max_wall, name="copy")
-        results["copy_ceiling_bps"] = 2 * a.numel() * 4 / m.median_s
-        print(f"copy ceiling: {results['copy_ceiling_bps'] / 1e12:.3f} TB/s ({m.median_s * 1e6:.1f} us)", flush=True)
-        del a, b
-    except Exception as e:
-        results["copy_ceiling_error"] = repr(e)
+    measure_copy_ceiling(results, args.max_wall)
 
     for sw in plan:
         case = sw.case
