@@ -14,7 +14,9 @@
 //   9/8 loads per FMA give at most ~0.45 of the FFMA peak; siboehm's 1D blocktiling reached 36%
 //   of cuBLAS on an A6000. Predicted 11-16 TFLOP/s at 4096^3 (0.22-0.32x cuBLAS): between v2
 //   (6.2) and v3_regblock2d (26.6).
-// Measured: BENCHMARKS.md, gemm rows (not yet run on a GPU).
+// Measured (H200, docs/runs/nvidia-h200-20261130T131145.json, cuBLAS 50.7 TFLOP/s in the same run):
+//   15.4 TFLOP/s at 4096^3 = 0.30x cuBLAS (2.5x v2, 0.58x v3_regblock2d), 14.9 at 2048^3, 12.7 at
+//   1024^3: the top of the predicted 11-16. Full runs: BENCHMARKS.md, gemm rows.
 //
 // @dtypes float32
 // @block 512
