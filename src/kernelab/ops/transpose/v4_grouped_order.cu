@@ -64,7 +64,8 @@
 //   chunks cut by an edge or on a misaligned side; interior tiles skip the bounds checks).
 //
 // Knobs (#ifndef macros): TILE_ROWS, TILE_COLS, BLOCK (from the header; powers of two),
-// TILE_ROWS_BF16, TILE_COLS_BF16 (default: TILE_ROWS, TILE_COLS; tile bytes <= 48 KiB), GROUP (row tiles per group, default 32; 1 = v3's order), MIN_BLOCKS (resident blocks the
+// TILE_ROWS_BF16, TILE_COLS_BF16 (default: TILE_ROWS, TILE_COLS; tile bytes <= 48 KiB), GROUP (row tiles per group, default 2^20 = column-major; 1 = v3's order), SKEW (column-major:
+// row-tile offset per column tile, 0 = none), MIN_BLOCKS (resident blocks the
 // register budget is set for), LD_HINT (0 ld.global.nc, 1 ld.global.nc.L1::no_allocate),
 // ST_HINT (0 st.global, 1 st.global.cs: evict-first).
 //
@@ -95,6 +96,9 @@
 #endif
 #ifndef GROUP
 #define GROUP 1048576  // column-major (the sweep's winner); 32 was the first default
+#endif
+#ifndef SKEW
+#define SKEW 0  // column-major only: row-tile offset per column tile (0: none)
 #endif
 #ifndef LD_HINT
 #define LD_HINT 0
@@ -169,6 +173,11 @@ struct TileOrder {
     // (NVRTC 13.5 spilled 4 bytes of the general form at the 32-register cap on sm_90).
     tx = t / n_y;
     ty = t - tx * n_y;
+#if SKEW
+    // Skewed column-major (sweep knob): column tile tx starts SKEW x tx row tiles down, so the
+    // blocks in flight on neighbouring column tiles read rows SKEW tiles apart.
+    ty = (ty + (unsigned)((unsigned long long)tx * SKEW % n_y)) % n_y;
+#endif
     return;
 #endif
     const unsigned g = t / per_group;        // group: row tiles g x g_rows .. + g_rows - 1
