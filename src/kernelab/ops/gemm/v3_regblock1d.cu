@@ -16,7 +16,8 @@
 //   (6.2) and v3_regblock2d (26.6).
 // Measured (H200, docs/runs/nvidia-h200-20261130T131145.json, cuBLAS 50.7 TFLOP/s in the same run):
 //   15.4 TFLOP/s at 4096^3 = 0.30x cuBLAS (2.5x v2, 0.58x v3_regblock2d), 14.9 at 2048^3, 12.7 at
-//   1024^3: the top of the predicted 11-16. Full runs: BENCHMARKS.md, gemm rows.
+//   1024^3: the top of the predicted 11-16.
+// Measured: BENCHMARKS.md, gemm rows (generated from results JSON).
 //
 // @dtypes float32
 // @block 512
