@@ -70,6 +70,36 @@ def _only_block(elems: int) -> int:
     raise ValueError(elems)
 
 
+def l2_two_pass_candidates(op_name: str) -> list:
+    """rmsnorm v4_l2_two_pass / layernorm v5_l2_two_pass: torch.compile's looped two-pass row (pass 1
+    reads x with an L2 evict-last policy, pass 2 re-reads it from L1/L2 with evict-first), at the
+    header's default (512 threads per row, UNROLL 4, the Triton hints; 32 registers on sm_90, 0
+    spills) and six knob settings. The geometry rows override `@block` / `@rows_per_block` (the op
+    passes them to the kernel as BLOCK / ROWS_PER_BLOCK); the rest are norm_l2.cuh's macros."""
+    new = "v4_l2_two_pass" if op_name == "rmsnorm" else "v5_l2_two_pass"
+
+    def c(label, quick=False, meta=None, **macros):
+        return Candidate(f"{new} {label}", "new", new, meta=meta or {}, defines=macros, quick=quick)
+
+    return [
+        c("default", quick=True),
+        # Threads per row: 256 doubles the rows in flight (L2 holds 8 x 132 rows: 17 MB bf16, 34 MB
+        # fp32), 1024 halves them and the loads in flight per thread (bf16: one vector each).
+        c("block=256", meta={"block": "256"}),
+        c("block=1024", meta={"block": "1024"}),
+        # Two rows of 512 threads per block: the default's row, half the blocks, one shared barrier.
+        c("block=1024 rows_per_block=2", meta={"block": "1024", "rows_per_block": "2"}),
+        # 37-40 registers, 1536 threads per SM: at 32 ptxas gives later pass-1 vectors the registers
+        # of earlier ones (layernorm fp32, 4 vectors per thread: 2 in flight, then 2; rmsnorm fp32
+        # issues all 4 at 32); at 40 all 4 leave together.
+        c("SM_THREADS=1536 (40 regs)", SM_THREADS=1536),
+        # No hints at all (rmsnorm v2's ld.global.nc in both passes): what the evict policies buy.
+        c("X1_HINT=0 X2_HINT=0 (no hints)", X1_HINT=0, X2_HINT=0),
+        # Streaming stores of y (st.global.cs).
+        c("Y_STORE=1 (st.global.cs)", Y_STORE=1),
+    ]
+
+
 def layernorm_candidates(dtype: str) -> list:
     """layernorm: v1 (the best so far) and v4_pinned_onebar at its default and four knob settings.
     v2 (Chan merge) and v3 (persistent rows) were timed in the 2026-11-30 sweeps (0.65x / 0.66x
@@ -95,7 +125,7 @@ def layernorm_candidates(dtype: str) -> list:
         v4("PARAMS_EARLY=0 (weight and bias late)", PARAMS_EARLY=0),
         # v1's evict-first hint on x put back: how much of v4's gain is the hint (rmsnorm v2: ~5%).
         v4("X_LOAD=2 (v1's .cs hint)", X_LOAD=2),
-    ]
+    ] + l2_two_pass_candidates("layernorm")
 
 
 def norm_candidates(op_name: str, dtype: str) -> list:
@@ -122,7 +152,7 @@ def norm_candidates(op_name: str, dtype: str) -> list:
         # Twice the elements per thread (half the threads per row), prefetch kept at K = 4:
         # x + next x + params need ~80 registers, so 512 threads per SM.
         v3(f"E={2 * default_e} PF_MAX_K=4 512 thr/SM", elems=2 * default_e, PF_MAX_K=4, **{sm_key: 512}),
-    ]
+    ] + l2_two_pass_candidates(op_name)
 
 
 def sweeps(selected) -> list:

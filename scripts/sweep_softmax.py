@@ -4,6 +4,12 @@ v5_persistent (persistent warps / blocks / clusters that load the next row durin
 one's reduction) with their knobs, against v0-v4 and torch eager / torch.compile, at the bench
 shapes, in one process on one GPU.
 
+v7_bulk_smem (rows past 32768 staged in shared memory by cp.async.bulk, 2-3 rows in flight per
+block; persistent clusters of C = 1..16 blocks): its default at 4096 x 65536 and 2048 x 131072,
+and its knobs at 2048 x 131072 bf16 / fp32: SB_STORE=1 (y written back into the stage and stored
+by a bulk copy), SB_STORE=2 (st.global.cs), stages=4, blocks_per_sm=2, threads=256 / 1024,
+min_cluster=8 (bf16) / 16 (fp32).
+
 v6's knob rows (at 32768 x 8192 and 262144 x 1024 bf16, where v6 is meant to beat v1 / v0):
   PK_LOAD=1        the evict-first hint v0/v1 load with (__ldcs): what the hint alone costs;
   PK_LOAD=2        ld.global.nc with an L2 256-byte prefetch hint;
@@ -21,7 +27,7 @@ verified again on 256 spread rows. Timing: kernelab.bench.bench, cold L2.
 
 Usage (GPU machine, < 120 s on an H200, < 12 GiB of GPU memory):
     PYTHONPATH=src python3 scripts/sweep_softmax.py --out $OUT/sweep_softmax.json
-    ... --quick       peers, v4, v5's and v6's defaults only  ... --cases 0,1   only these cases
+    ... --quick       peers, v4, v5's, v6's (and at 131072 v7's) defaults only  ... --cases 0,1   only these
     ... --budget 105  past this many seconds, only the --quick candidates still run (so the
                       peers, v4 and the v5/v6 defaults are measured at every shape whatever happens)
     Cases: 0 bf16 32768 x 8192, 1 bf16 262144 x 1024, 2 bf16 8192 x 32768, 3 bf16 4096 x 65536,
@@ -54,6 +60,7 @@ from sweep_membound import _Skip, measure_copy_ceiling, precompile, resources_of
 
 BF16, F32 = "bfloat16", "float32"
 V6 = "v6_packed_rows"
+V7 = "v7_bulk_smem"
 
 
 @dataclasses.dataclass
@@ -102,6 +109,17 @@ def _cands(n: int, dtype: str = BF16) -> list:
             out.append(Candidate(f"v5_persistent threads={t}", "new", "v5_persistent", meta={"threads": str(t)}))
     if n > 1024:  # 64 elements per thread: half the threads, 8 (bf16) / 16 (fp32) 16-byte loads each
         out.append(Candidate("v5_persistent elems=64", "new", "v5_persistent", meta={"elems": "64"}))
+    if n > 32768:  # v7: rows staged in shared memory by bulk async copies (defaults: 3 stages, 512 threads)
+        out.append(Candidate("v7_bulk_smem (default)", "new", V7, quick=n == 131072))
+    if n == 131072:  # v7's knobs, at the shape it targets (C follows: the smallest whose stages fit)
+        wide = "16" if dtype == F32 else "8"
+        out += [Candidate("v7 SB_STORE=1 (bulk store from smem)", "new", V7, defines={"SB_STORE": 1}),
+                Candidate("v7 SB_STORE=2 (st.global.cs)", "new", V7, defines={"SB_STORE": 2}),
+                Candidate("v7 stages=4 (smaller chunks)", "new", V7, meta={"stages": "4"}),
+                Candidate("v7 blocks_per_sm=2", "new", V7, meta={"blocks_per_sm": "2"}),
+                Candidate("v7 threads=256", "new", V7, meta={"threads": "256"}),
+                Candidate("v7 threads=1024", "new", V7, meta={"threads": "1024"}),
+                Candidate(f"v7 min_cluster={wide}", "new", V7, meta={"min_cluster": wide})]
     return out
 
 

@@ -130,6 +130,11 @@ class RowNorm(OpSpec):
         if variant.meta.get("strategy") == "fast_rows":
             return {"ELEMS_BF16": self.elems_per_thread(variant, "bfloat16"),
                     "ELEMS_F32": self.elems_per_thread(variant, "float32")}
+        if variant.meta.get("strategy", "rows") == "rows":
+            # The contract kernel's launch geometry (plan() below) as macros, so a kernel sized at
+            # compile time (rmsnorm v4 / layernorm v5: shared slots, launch bounds, threads per row)
+            # matches the launch, also when a sweep overrides the header values.
+            return {"BLOCK": variant.meta_int("block", 256), "ROWS_PER_BLOCK": variant.meta_int("rows_per_block", 1)}
         return {}
 
     def supports(self, variant, case):

@@ -4,8 +4,10 @@ fp32 and bf16 in and out, fp32 math. Rows from 1 to 262144 wide (and wider, thro
 online variant). Variants keep the row in one warp (v0), one block (v1), or a cluster of
 blocks (v3) on chip, or stream it twice (v2); v5 does v0/v1/v3's work with a persistent grid
 that loads the next row while it reduces the current one; v6 is v0/v1 with plain read-only
-loads, bf16 rows kept packed (twice the rows an SM) and small warp-row blocks; v4 picks among
-them by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
+loads, bf16 rows kept packed (twice the rows an SM) and small warp-row blocks; v7 (sm_90+, rows
+of 2049..262144) is v5's persistent clusters with the next rows staged in shared memory by bulk
+async copies; v4 picks among them by N, dtype and GPU (the table DISPATCH_SM90 below, with the
+measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
 element (max, subtract, scale, sum, multiply) plus one exp2 on the special-function unit;
@@ -18,6 +20,7 @@ NaN (0 / 0), a row holding NaN or +inf is NaN everywhere.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from kernelab.check.inputs import DTYPES
@@ -127,6 +130,8 @@ class Softmax(OpSpec):
             raise ValueError(f"softmax has no {dtype!r} kernels; use one of {', '.join(self.dtypes)}")
         if strategy == "packed":
             return packed_plan(n, *packed_knobs(variant), dtype=dtype)
+        if strategy == "bulk":
+            return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
         threads = variant.meta.get("threads", "auto").split()[0]
         if threads != "auto" and int(threads) not in PERSISTENT_WIDE_THREADS:
             raise ValueError(f"{variant.path.name}: `@threads {threads}`: the persistent cluster instances have "
@@ -139,8 +144,11 @@ class Softmax(OpSpec):
                      dtype, 0 if threads == "auto" else int(threads), elems)
 
     def defines(self, variant):
-        """v6_packed_rows' header knobs, as the macros its kernels are built with (one source of
-        truth: the plan reads the same header values)."""
+        """v6_packed_rows' and v7_bulk_smem's header knobs, as the macros their kernels are built
+        with (one source of truth: the plan reads the same header values)."""
+        if variant.meta.get("strategy") == "bulk":
+            stages, threads, per_sm, _ = bulk_knobs(variant)
+            return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": per_sm}
         if variant.meta.get("strategy") != "packed":
             return {}
         w, lanes, e = packed_knobs(variant)
@@ -172,11 +180,14 @@ class Softmax(OpSpec):
             name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
-        k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster)
+        if isinstance(p, BulkPlan):  # v7: its ring of stages is dynamic shared memory
+            k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster, shared_mem=p.smem)
+        else:
+            k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster)
 
 
 ONLINE = Plan("softmax_online_t512", 512)
-STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed")
+STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -320,11 +331,83 @@ def persistent_grid(kernel, p: Plan, m: int) -> int:
     from kernelab.ops.base import resident_blocks
 
     if p.cluster:
-        fit = tensormap.max_active_clusters(kernel, p.block, (p.cluster, 1, 1))
+        fit = tensormap.max_active_clusters(kernel, p.block, (p.cluster, 1, 1), getattr(p, "smem", 0))
         if not fit:  # the driver could not say: one cluster per C SMs (correct; maybe a second wave)
             fit = max(1, device_info().sm_count // p.cluster)
         return min(m, fit)
     return min(p.grid(m), resident_blocks(kernel, p.block))
+
+
+# ---- v7_bulk_smem's instances -------------------------------------------------------------------
+# A cluster of C blocks per row (C = 1 without an exchange), each block's chunk of the next rows
+# staged in a ring of `@stages` stages of dynamic shared memory by bulk async copies. C is the
+# smallest of BULK_CLUSTERS (at least `@min_cluster`) whose stages fit the block's share of the
+# SM's shared memory. Header knobs (defaults in BULK_DEFAULTS; Softmax.defines passes the first
+# three to the compiler as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM).
+BULK_CLUSTERS = (1, 2, 4, 8, 16)
+BULK_THREADS = (128, 256, 512, 1024)
+BULK_DEFAULTS = {"stages": 3, "threads": 512, "blocks_per_sm": 1, "min_cluster": 1}
+BULK_MIN_N = 2049  # narrower rows are v0/v1/v6's (a 4 KiB bf16 row is no work for a bulk copy)
+BULK_MAX_N = 262144
+# Shared memory an SM has for blocks and the most one block may opt in to (cudaDevAttr
+# MaxSharedMemoryPerMultiprocessor / ...PerBlockOptin): sm_90 and sm_100 228 / 227 KiB, sm_120 100 / 99.
+# Each resident block also takes 1 KiB the driver reserves, and v7 ~1 KiB of static shared memory
+# (mbarriers, partial maxima and sums, cluster pairs).
+BULK_SMEM = {9: (233472, 232448), 10: (233472, 232448)}
+BULK_SMEM_OTHER = (102400, 101376)
+BULK_BLOCK_RESERVED = 1024
+BULK_STATIC_MAX = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class BulkPlan(Plan):
+    """A v7 plan: also the dynamic shared memory (bytes) its launch asks for."""
+
+    smem: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
+
+
+def bulk_knobs(variant) -> tuple[int, int, int, int]:
+    """(stages, threads, blocks_per_sm, min_cluster) from a bulk variant's header, checked."""
+    stages, threads, per_sm, min_c = (variant.meta_int(k, d) for k, d in BULK_DEFAULTS.items())
+    name = variant.path.name
+    if not 2 <= stages <= 8:
+        raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
+    if threads not in BULK_THREADS:
+        raise ValueError(f"{name}: `@threads {threads}`: blocks of {', '.join(map(str, BULK_THREADS))} threads")
+    if not 1 <= per_sm <= 4 or per_sm * threads > 2048:
+        raise ValueError(f"{name}: `@blocks_per_sm {per_sm}`: 1 to 4 blocks an SM, at most 2048 threads")
+    if min_c not in BULK_CLUSTERS:
+        raise ValueError(f"{name}: `@min_cluster {min_c}`: one of {', '.join(map(str, BULK_CLUSTERS))}")
+    return stages, threads, per_sm, min_c
+
+
+def bulk_stage_bytes(n: int, cluster: int, dtype: str) -> int:
+    """Bytes of one stage: the widest chunk a row of n gives a block, ceil(ceil(n / V) / C) 16-byte
+    vectors (the kernel checks its dynamic shared memory against the same formula)."""
+    v = 16 // (4 if dtype == "float32" else 2)
+    return 16 * -(-n // (v * cluster))
+
+
+def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int = 3, threads: int = 512,
+              blocks_per_sm: int = 1, min_cluster: int = 1) -> BulkPlan | None:
+    """v7's instance for rows of n on a GPU of compute capability cc (None: before sm_90, rows
+    outside BULK_MIN_N..BULK_MAX_N, or no cluster whose stages fit)."""
+    if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
+        return None
+    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
+    budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+    v = 16 // (4 if dtype == "float32" else 2)
+    for c in BULK_CLUSTERS:
+        if c < min_cluster:
+            continue
+        smem = stages * bulk_stage_bytes(n, c, dtype)
+        if smem <= budget:
+            return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * bulk_stage_bytes(n, c, dtype) // 16 * v,
+                            persistent=True, smem=smem)
+    return None
 
 
 def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32) -> Plan | None:
@@ -365,6 +448,8 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
 def _limit(variant, dtype: str = "bfloat16") -> str:
     if variant.meta.get("strategy") == "packed":
         return str(PACKED_BLOCK_THREADS[-1] * packed_block_elems(packed_knobs(variant)[2], dtype))
+    if variant.meta.get("strategy") == "bulk":
+        return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),
             "persistent": str(MAX_PERSISTENT_N)}.get(variant.meta.get("strategy", ""), "any")
 

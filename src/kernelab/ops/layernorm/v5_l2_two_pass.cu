@@ -1,0 +1,252 @@
+// v5_l2_two_pass: torch.compile's algorithm: a looped two-pass row that keeps nothing of x in
+// registers between the passes. Pass 1 reads x (16-byte vectors, UNROLL in flight per thread)
+// with an L2 evict-last policy and accumulates per-thread moments; one barrier merges them exactly;
+// pass 2 re-reads x (an L1/L2 hit: the row was just read) with evict-first, loads weight and bias,
+// and writes y.
+//
+// What changed from v4 (the best so far: bf16 1.12x torch.compile, fp32 0.99x): v4 holds the row
+//   in registers (bf16 256 threads x 32 elements, fp32 512 x 16, 64 registers: 1024 threads per SM)
+//   and reads x from DRAM once with no hint. v5 is the Triton kernel inductor generates for
+//   F.layer_norm (.scratch/compile/compile_layernorm_fp32.py, triton_red_fused_native_layer_norm_0:
+//   XBLOCK 1, a Welford loop over R0_BLOCK chunks with eviction_policy 'evict_last', then a loop
+//   that re-loads x with 'evict_first' and weight and bias with 'evict_last'), written out in CUDA
+//   on rmsnorm v4's machinery (../rmsnorm/norm_l2.cuh: the hints, the knobs, the group-per-row
+//   geometry): (1) pass 1's loads are ld.global.L1::evict_last.L2::cache_hint with a
+//   createpolicy.fractional.L2::evict_last policy, pass 2's x loads ld.global.L1::evict_first
+//   .L2::cache_hint with an evict-first policy; (2) the moments: each thread sums d = x - x[row][0]
+//   (v0's pivot: x = 1000 + N(0, 1) keeps its precision) and d^2 over its elements, turns them
+//   into its (count n_t, mean_t, M2_t = Q_t - S_t mean_t) (the cancellation is per thread: its
+//   rounding, ~1e-7 of Q_t, adds over threads in random directions), each warp merges its lanes'
+//   exactly, M2_w = sum [M2_t + n_t (mean_t - m_w)^2] (5 + 5 shuffles and a REDUX), and one
+//   barrier merges the warps the same way (layernorm v4's merge_warps, per group of warps). No
+//   division per element (Triton's Welford divides per element), no E[x^2] - E[x]^2 over the row;
+//   (3) 32 registers (2048 threads per SM, sm_80-sm_100; knob SM_THREADS) and a short block
+//   life; (4) 512 threads per row (`@block 512`, inductor's num_warps = 16 for r0 = 8192);
+//   `@rows_per_block R` splits the block into R groups, one row each (32 threads: a warp per row,
+//   no barrier); (5) two pass-2 bodies chosen per row after the barrier: weight, bias and y in x's
+//   16-byte phase (the bench shapes: one x, w and b vector per thread per step, UNROLL2 = 1, as
+//   two spill) or the general one (x's vectors, then w, b and y element by element). SASS (sm_90,
+//   NVRTC 13.0): pass 1 LDG.E.EL.128 through a memory descriptor carrying the policy (desc[UR4]),
+//   pass 2 LDG.E.EF.128 and LDG.E.128.CONSTANT for w and b, y STG.E.128, one BAR.SYNC; 32
+//   registers, 0 spills. At 32 ptxas gives pass-1 vectors 2 and 3 the registers of 0 and 1 (fp32
+//   at N = 8192, 4 vectors per thread: 2 in flight, then 2); SM_THREADS=1536 (37-40 registers)
+//   issues all 4 together.
+// Why: torch.compile runs fp32 32768 x 8192 at 500.2 us (4.29 TB/s, the copy rate); v4 at 505.3
+//   moves the same DRAM bytes but holds each row in registers until its stores (2 blocks of 512 per
+//   SM in fp32), so each block's reduction and store phase leaves DRAM idle for it. bf16 v4 already
+//   beats torch.compile (257.7 vs 285.1 us): v5 must not lose that (its bf16 target is v4's time).
+// Predicted: bytes first. 32768 x 8192 fp32 moves 2 x 32768 x 8192 x 4 B + 2 x 32 KiB = 2.147 GB:
+//   499 us at the 4.30 TB/s copy rate; bf16 1.074 GB: 250 us. Expect fp32 495-505 us (0.99-1.01x
+//   torch.compile's 500.2, 0-2% over v4) and bf16 250-260 us (about v4's 257.7; 1.10-1.14x
+//   torch.compile) if pass 2 hits L1/L2. Pass 1 costs ~3 ALU operations per element (d, S, Q),
+//   pass 2 ~4 (two subtracts, a multiply, an FMA) plus unpacking: ~25 us of issue per pass at
+//   32768 x 8192, hidden under the DRAM time if enough warps are resident. Knobs: as rmsnorm v4.
+// Measured: BENCHMARKS.md, layernorm rows, once a run has it; not yet run on a GPU (pending the
+//   H200 sweep: scripts/sweep_membound.py --ops layernorm, the default and its knobs).
+//
+// Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
+// geometry is the header's `@block` / `@rows_per_block` (the op passes them as BLOCK /
+// ROWS_PER_BLOCK); X1_HINT (pass-1 x loads, default 1: L1::evict_last + L2 evict_last policy),
+// X2_HINT (pass-2 x loads, default 1: L1::evict_first + L2 evict_first policy), W_HINT (weight and
+// bias: 0 .nc), Y_STORE (0 plain st.global, as Triton), UNROLL (pass-1 vectors in flight per
+// thread, 4), UNROLL2 (pass-2 vectors of x, w and b per thread, 1 here: 2 spills), SM_THREADS
+// (threads per SM the register cap allows, 2048: 32 registers).
+//
+// @strategy rows
+// @block 512
+// @rows_per_block 1
+// @access_bytes 16
+#ifndef SM_THREADS
+#define SM_THREADS 2048  // 32 registers, 0 spills with UNROLL2 1 on sm_80-sm_120 (NVRTC 13.0, 13.5)
+#endif
+#ifndef UNROLL2
+#define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
+#endif
+#include "../rmsnorm/norm_l2.cuh"
+
+namespace ln5 {
+
+// ((x - pivot) - mean) * rstd * w + b for one 16-byte vector of each, word by word (rmsnorm's
+// scale_vec with the shift and the bias): the pass-2 body of the aligned rows.
+__device__ __forceinline__ float affine(float x, float pivot, float mean, float rstd, float w, float b) {
+  return fmaf(((x - pivot) - mean) * rstd, w, b);
+}
+template <typename T>
+__device__ __forceinline__ uint4 affine_vec(const uint4& x, const uint4& w, const uint4& b, float pivot, float mean,
+                                            float rstd);
+template <>
+__device__ __forceinline__ uint4 affine_vec<float>(const uint4& x, const uint4& w, const uint4& b, float pivot,
+                                                   float mean, float rstd) {
+  const unsigned a[4] = {x.x, x.y, x.z, x.w}, ww[4] = {w.x, w.y, w.z, w.w}, bb[4] = {b.x, b.y, b.z, b.w};
+  unsigned o[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    o[i] = __float_as_uint(
+        affine(__uint_as_float(a[i]), pivot, mean, rstd, __uint_as_float(ww[i]), __uint_as_float(bb[i])));
+  return make_uint4(o[0], o[1], o[2], o[3]);
+}
+template <>
+__device__ __forceinline__ uint4 affine_vec<__nv_bfloat16>(const uint4& x, const uint4& w, const uint4& b,
+                                                           float pivot, float mean, float rstd) {
+  const unsigned a[4] = {x.x, x.y, x.z, x.w}, ww[4] = {w.x, w.y, w.z, w.w}, bb[4] = {b.x, b.y, b.z, b.w};
+  unsigned o[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float lo = affine(__uint_as_float(a[i] << 16), pivot, mean, rstd, __uint_as_float(ww[i] << 16),
+                            __uint_as_float(bb[i] << 16));
+    const float hi = affine(__uint_as_float(a[i] & 0xffff0000u), pivot, mean, rstd,
+                            __uint_as_float(ww[i] & 0xffff0000u), __uint_as_float(bb[i] & 0xffff0000u));
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x = lo (the low half)
+    o[i] = *reinterpret_cast<const unsigned*>(&h);
+  }
+  return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+// Pass 2 for one row. kFast: w, b and y share x's 16-byte phase (vectors only, UNROLL2 a step, no
+// scalar fallback in the code). Otherwise (views at odd offsets: the tests' misaligned cases) x's
+// vectors are still 16-byte loads, one a step, and w, b and y go element by element: with
+// per-array run-time flags the bf16 body spilled 8-48 bytes at 40 registers (NVRTC 13.0).
+template <typename T, bool kFast>
+__device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, const T* __restrict__ b,
+                                          T* __restrict__ yr, const rows::Geometry& geo, int g, float pivot,
+                                          float mean, float rstd, const l2tp::Policies& pol) {
+  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1, G = l2tp::G;
+  // Head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but pivot, mean and rstd
+  // stays live into the vector loop.
+  if (g < geo.head)
+    yr[g] = rows::from_float<T>(
+        affine(rows::to_float(xr[g]), pivot, mean, rstd, rows::to_float(w[g]), rows::to_float(b[g])));
+  if (g < geo.tail) {
+    const int col = geo.head + geo.nvec * V + g;
+    yr[col] = rows::from_float<T>(
+        affine(rows::to_float(xr[col]), pivot, mean, rstd, rows::to_float(w[col]), rows::to_float(b[col])));
+  }
+  // Pointers step G x U2 vectors, `rem` counts the thread's vectors left (rmsnorm v4's form). w, b
+  // and y are stepped as element pointers (16-byte aligned only on the fast path).
+  const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+  const T* pw = w + geo.head + g * V;
+  const T* pb = b + geo.head + g * V;
+  T* py = yr + geo.head + g * V;
+  constexpr int STEP = G * U2;  // vectors a step
+#pragma unroll 1  // UNROLL2 vectors per step is the knob (NVVM would unroll further)
+  for (int rem = geo.nvec - g; rem > 0; rem -= STEP, px += STEP, pw += STEP * V, pb += STEP * V, py += STEP * V) {
+    if constexpr (kFast) {
+      uint4 raw[U2], wraw[U2], braw[U2];
+#pragma unroll
+      for (int u = 0; u < U2; ++u) {  // every load of the step before any store
+        const bool in = u * G < rem;
+        raw[u] = l2tp::ldx2(px + u * G, in, pol);
+        wraw[u] = l2tp::ldp(reinterpret_cast<const uint4*>(pw) + u * G, in, pol);
+        braw[u] = l2tp::ldp(reinterpret_cast<const uint4*>(pb) + u * G, in, pol);
+      }
+#pragma unroll
+      for (int u = 0; u < U2; ++u)
+        if (u * G < rem) l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wraw[u], braw[u], pivot, mean, rstd), pol);
+    } else {
+      const uint4 raw = l2tp::ldx2(px, true, pol);  // rem > 0: this vector exists
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        py[e] = rows::from_float<T>(
+            affine(l2tp::elem<T>(raw, e), pivot, mean, rstd, rows::to_float(pw[e]), rows::to_float(pb[e])));
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T* __restrict__ w,
+                                               const T* __restrict__ b, T* __restrict__ y, int M, int N, float eps) {
+  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = l2tp::G, NWG = l2tp::NWG;
+  __shared__ float4 slots[BLOCK / 32];
+  const l2tp::Place pl = l2tp::place(M);
+  if (NWG == 1 && pl.row < 0) return;  // a warp per row: no barrier follows, the warp may leave
+  // A group past the last row (G > 32) runs the barrier with an empty row.
+  const bool live = pl.row >= 0;
+  const int g = pl.g;
+  const T* xr = x + (size_t)(live ? pl.row : 0) * N;
+  T* yr = y + (size_t)(live ? pl.row : 0) * N;
+  const rows::Geometry geo = live ? rows::geometry(xr, N) : rows::Geometry{0, 0, 0};
+  const l2tp::Policies pol;
+
+  // Pass 1: the pivot (the same address in every thread: a broadcast), the head/tail scalars and U
+  // vectors per step; per thread S = sum d and Q = sum d^2, d = x - pivot. Vectors past the row
+  // load as zeros: their d = -pivot is selected out.
+  const float pivot = l2tp::ld_scalar_if<T>(xr, live);
+  const bool own_h = g < geo.head, own_t = g < geo.tail;
+  const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
+  const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+  float S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
+  float Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
+  const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+#pragma unroll 1  // UNROLL vectors per step is the knob (NVVM would unroll further)
+  for (int rem = geo.nvec - g; rem > 0; rem -= G * U, px += G * U) {
+    uint4 raw[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float f[V];
+      rows::unpack<T>(raw[u], f);
+      float s = 0.0f, q = 0.0f;  // the vector's own sums: V-long chains, U of them independent
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float d = f[i] - pivot;
+        s += d;
+        q = fmaf(d, d, q);
+      }
+      S += u * G < rem ? s : 0.0f;  // a select, not a branch
+      Q += u * G < rem ? q : 0.0f;
+    }
+  }
+
+  // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
+  const int cnt = l2tp::owned_vectors(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
+  const float nt = static_cast<float>(cnt);
+  const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
+  const float m2t = fmaxf(fmaf(-S, mt, Q), 0.0f);
+  const int wcount = __reduce_add_sync(rows::FULL_MASK, cnt);  // <= 2^15 x 32: exact as a float
+  const float wn = static_cast<float>(wcount);
+  const float wsum = rows::warp_sum(S);
+  const float wmean = wcount > 0 ? __fdividef(wsum, wn) : 0.0f;
+  const float dm = mt - wmean;
+  float wm2 = rows::warp_sum(fmaf(nt * dm, dm, m2t));
+  const float inv_n = __fdividef(1.0f, static_cast<float>(N));
+  float mean, m2;
+  if constexpr (NWG > 1) {
+    // The row's one barrier: lane l of every warp of the group reads warp (l mod NWG)'s moments,
+    // mean = sum S_w / N, M2 = sum [M2_w + n_w (m_w - mean)^2] (layernorm v4's merge_warps).
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) slots[threadIdx.x >> 5] = make_float4(wn, wsum, wmean, wm2);
+    __syncthreads();
+    const float4 e = slots[pl.warp0 + (lane & (NWG - 1))];
+    mean = l2tp::lane_sum<NWG>(e.y) * inv_n;
+    const float d = e.z - mean;
+    m2 = l2tp::lane_sum<NWG>(fmaf(e.x * d, d, e.w));
+  } else {
+    mean = wsum * inv_n;
+    m2 = wm2;
+  }
+  if (!live) return;
+  const float rstd = rsqrtf(fmaf(m2, inv_n, eps));
+
+  // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
+  if (l2tp::co_aligned(xr, yr) && rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
+    write_row<T, true>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+  } else {
+    write_row<T, false>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+  }
+}
+
+}  // namespace ln5
+
+// Parameters are written out in full: kernelab reads each kernel's C signature from the source
+// to convert arguments (gpu/params.py), so they cannot hide in a macro.
+extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) layernorm_f32(
+    const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int M,
+    int N, float eps) {
+  ln5::layernorm_rows<float>(x, w, b, y, M, N, eps);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) layernorm_bf16(
+    const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
+    __nv_bfloat16* __restrict__ y, int M, int N, float eps) {
+  ln5::layernorm_rows<__nv_bfloat16>(x, w, b, y, M, N, eps);
+}

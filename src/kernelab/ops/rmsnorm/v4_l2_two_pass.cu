@@ -1,0 +1,186 @@
+// v4_l2_two_pass: torch.compile's algorithm: a looped two-pass row that keeps nothing of x in
+// registers between the passes. Pass 1 reads x (16-byte vectors, UNROLL in flight per thread)
+// with an L2 evict-last policy and sums squares; pass 2 re-reads x (an L1/L2 hit: the row was just
+// read) with evict-first, loads the weight, and writes y.
+//
+// What changed from v2 (the best so far, 0.975x torch.compile): v2 holds the row in registers
+//   (bf16 256 threads x 32 elements, fp32 512 x 16; 64 registers: 1024 threads per SM) and reads x
+//   from DRAM once with no hint. v4 is the Triton kernel inductor generates for F.rms_norm
+//   (.scratch/compile/compile_rmsnorm_bf16.py, triton_red_fused__fused_rms_norm_0: XBLOCK 1, two
+//   loops over R0_BLOCK chunks, eviction_policy 'evict_last' in the first, 'evict_first' on x and
+//   'evict_last' on the weight in the second), written out in CUDA: (1) x's pass-1 loads are
+//   ld.global.L1::evict_last.L2::cache_hint with a createpolicy.fractional.L2::evict_last policy
+//   (knob X1_HINT, norm_l2.cuh: Triton's PTX for evict_last), pass 2's ld.global.L1::evict_first
+//   .L2::cache_hint with an evict-first policy (X2_HINT); (2) the DRAM sees one read of x: the
+//   second is served by L1 (4 rows per SM at 2048 threads: 64 KiB bf16, 128 KiB fp32, within the
+//   L1 if the driver gives this kernel, 64 bytes of shared memory, the small carveout) or L2
+//   (132 SMs x 4 rows x 32 KiB = 17 MB of fp32 rows in flight, a third of the H200's L2);
+//   (3) 32 registers (2048 threads per SM; knob SM_THREADS, 1536 = 40 registers on sm_80 where
+//   bf16 spills at 32) and a short block life: many blocks per SM in different phases keep the
+//   loads flowing where v2's 4 (bf16) or 2 (fp32) blocks per SM each stall through their reduction
+//   and store phase; (4) 512 threads per row by default (`@block 512`, inductor's num_warps = 16
+//   for r0 = 8192: R0_BLOCK 2048 or 8192, both 16 warps); `@rows_per_block R` splits the block
+//   into R groups of @block / R threads, one row each (32 threads: a warp per row, no barrier);
+//   (5) one barrier per row (per-warp partials in shared memory, every warp sums its group's);
+//   (6) two pass-2 bodies chosen per row after the barrier: weight and y in x's 16-byte phase
+//   (the bench shapes; no scalar fallback in the code) or the general one (x's vectors, then w
+//   and y element by element). SASS (sm_90, NVRTC 13.0): pass 1 LDG.E.EL.128 through a memory
+//   descriptor that carries the policy (desc[UR4], the plain accesses use another), pass 2
+//   LDG.E.EF.128 (same form) and LDG.E.128.CONSTANT for w, y STG.E.128; 32 registers, 0 spills.
+//   At 32 registers ptxas gives pass-1 vector 2 the registers of vector 0 (bf16 SASS: issued
+//   after vector 0's FFMAs), so 3 of UNROLL = 4 loads leave together; at N = 8192 a 512-thread row
+//   has 2 vectors per thread in bf16 (no effect) and 4 in fp32 (fp32 issues all 4 at 32 on sm_90).
+// Why: torch.compile runs 32768 x 8192 at 247.7 us bf16 / 495.6 us fp32 (4.34 / 4.33 TB/s, at the
+//   ~4.30 TB/s copy rate, H200, cold L2); v2 at 254.1 / 507.6 moves the same DRAM bytes. The
+//   difference is how the bytes in flight are held: v2 holds each row's whole 16-32 KiB in
+//   registers until its stores, so an SM holds few rows and each one's reduction and store phase
+//   leaves DRAM idle for that block; the two-pass kernel frees the registers after pass 1 and
+//   re-reads from cache, so more rows are in flight and the phases overlap across blocks.
+// Predicted: bytes first. 32768 x 8192 bf16 moves 2 x 32768 x 8192 x 2 B + 16 KiB = 1.074 GB:
+//   250 us at the 4.30 TB/s copy rate; fp32 2.147 GB: 499 us. Expect 246-252 us bf16 and
+//   493-503 us fp32 (0.98-1.01x torch.compile: the same algorithm, the same hints; 2-3% over v2)
+//   if pass 2 hits L1/L2 (DRAM read traffic ~1.0x of x in ncu); a pass-2 miss rate of 10% would
+//   cost ~5% (the re-read goes to DRAM). X1_HINT=0 (no evict-last) within 1% at these sizes (17
+//   MB of rows in flight fit L2 anyway); X2_HINT=2 (.cs) and Y_STORE=1 (.cs) within 1-2%.
+// Measured: BENCHMARKS.md, rmsnorm rows, once a run has it; not yet run on a GPU (pending the
+//   H200 sweep: scripts/sweep_membound.py --ops rmsnorm, the default and its knobs).
+//
+// Knobs (#ifndef macros, for sweeps; norm_l2.cuh lists them with their PTX): the geometry is the
+// header's `@block` / `@rows_per_block` (the op passes them as BLOCK / ROWS_PER_BLOCK); X1_HINT
+// (pass-1 x loads, default 1: L1::evict_last + L2 evict_last policy), X2_HINT (pass-2 x loads,
+// default 1: L1::evict_first + L2 evict_first policy), W_HINT (weight: 0 .nc), Y_STORE (0 plain
+// st.global, as Triton), UNROLL (pass-1 vectors in flight per thread, 4), UNROLL2 (pass-2
+// vectors of x and of w per thread, 2; the general body takes 1), SM_THREADS (threads per SM the
+// register cap allows: 2048, sm_80 1536).
+//
+// @strategy rows
+// @block 512
+// @rows_per_block 1
+// @access_bytes 16
+#ifndef SM_THREADS
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define SM_THREADS 1536  // sm_80: bf16 spills 32 bytes at 32 registers (NVRTC 13.0 and 13.5): 40
+#else
+#define SM_THREADS 2048  // sm_90-sm_120: 32 registers, 0 spills (sm_120 holds 1536 threads: 36-38)
+#endif
+#endif
+#include "norm_l2.cuh"
+
+namespace rms4 {
+
+// Pass 2 for one row: y = x * rstd * w. kFast: w and y share x's 16-byte phase (vectors only,
+// UNROLL2 a step, no scalar fallback in the code). Otherwise (views at odd offsets: the tests'
+// misaligned cases) x's vectors are still 16-byte loads, one a step, and w and y go element by
+// element (layernorm v5's general body: per-array run-time flags cost registers).
+template <typename T, bool kFast>
+__device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, T* __restrict__ yr,
+                                          const rows::Geometry& geo, int g, float rstd, const l2tp::Policies& pol) {
+  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1, G = l2tp::G;
+  // The head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but rstd stays live
+  // into the vector loop (held across it, they cost 2 of the 32 registers and spilled).
+  if (g < geo.head) yr[g] = rows::from_float<T>(rows::to_float(xr[g]) * rstd * rows::to_float(w[g]));
+  if (g < geo.tail) {
+    const int col = geo.head + geo.nvec * V + g;
+    yr[col] = rows::from_float<T>(rows::to_float(xr[col]) * rstd * rows::to_float(w[col]));
+  }
+  // Pointers step G x U2 vectors a step, `rem` counts the thread's vectors left: vector u of a step
+  // is at an immediate offset u x G x 16 B and exists if u x G < rem (no 64-bit index arithmetic
+  // per load: at 32 registers that arithmetic spilled). w and y are stepped as element pointers
+  // (16-byte aligned only on the fast path).
+  const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+  const T* pw = w + geo.head + g * V;
+  T* py = yr + geo.head + g * V;
+  constexpr int STEP = G * U2;  // vectors a step
+#pragma unroll 1  // UNROLL2 vectors per step is the knob: NVVM would unroll 4-16 steps more (64+ registers)
+  for (int rem = geo.nvec - g; rem > 0; rem -= STEP, px += STEP, pw += STEP * V, py += STEP * V) {
+    if constexpr (kFast) {
+      uint4 raw[U2], wraw[U2];
+#pragma unroll
+      for (int u = 0; u < U2; ++u) {  // every load of the step before any store
+        const bool in = u * G < rem;
+        raw[u] = l2tp::ldx2(px + u * G, in, pol);
+        wraw[u] = l2tp::ldp(reinterpret_cast<const uint4*>(pw) + u * G, in, pol);
+      }
+#pragma unroll
+      for (int u = 0; u < U2; ++u)
+        if (u * G < rem) l2tp::sty(py + u * G * V, l2tp::scale_vec<T>(raw[u], wraw[u], rstd), pol);
+    } else {
+      const uint4 raw = l2tp::ldx2(px, true, pol);  // rem > 0: this vector exists
+#pragma unroll
+      for (int e = 0; e < V; ++e) py[e] = rows::from_float<T>(l2tp::elem<T>(raw, e) * rstd * rows::to_float(pw[e]));
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int M,
+                                             int N, float eps) {
+  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = l2tp::G, NWG = l2tp::NWG;
+  __shared__ float slots[BLOCK / 32];
+  const l2tp::Place pl = l2tp::place(M);
+  if (NWG == 1 && pl.row < 0) return;  // a warp per row: no barrier follows, the warp may leave
+  // A group past the last row (G > 32) runs the barrier with an empty row.
+  const bool live = pl.row >= 0;
+  const int g = pl.g;
+  const T* xr = x + (size_t)(live ? pl.row : 0) * N;
+  T* yr = y + (size_t)(live ? pl.row : 0) * N;
+  const rows::Geometry geo = live ? rows::geometry(xr, N) : rows::Geometry{0, 0, 0};
+  const l2tp::Policies pol;
+  const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
+
+  // Pass 1: the head/tail scalars and U vectors per step, one FFMA chain per vector slot. Vectors
+  // past the row load as zeros and add nothing.
+  const float hv = l2tp::ld_scalar_if<T>(xr + g, g < geo.head);
+  const float tv = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, g < geo.tail);
+  float acc[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) acc[u] = 0.0f;
+  const uint4* px = xv + g;
+#pragma unroll 1  // UNROLL vectors per step is the knob: unrolled further, NVVM issued 16 steps' loads at once
+  for (int rem = geo.nvec - g; rem > 0; rem -= G * U, px += G * U) {
+    uint4 raw[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float f[V];
+      rows::unpack<T>(raw[u], f);
+#pragma unroll
+      for (int i = 0; i < V; ++i) acc[u] = fmaf(f[i], f[i], acc[u]);
+    }
+  }
+#pragma unroll
+  for (int s = 1; s < U; s *= 2)
+#pragma unroll
+    for (int u = 0; u + s < U; u += 2 * s) acc[u] += acc[u + s];
+  float ss = rows::warp_sum(acc[0] + (hv * hv + tv * tv));
+  if constexpr (NWG > 1) {  // the row's one barrier: every warp sums its group's per-warp partials
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) slots[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    ss = l2tp::lane_sum<NWG>(slots[pl.warp0 + (lane & (NWG - 1))]);
+  }
+  if (!live) return;
+  const float rstd = rsqrtf(ss / static_cast<float>(N) + eps);
+
+  // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
+  if (l2tp::co_aligned(xr, yr) && rows::aligned16(w + geo.head)) {
+    write_row<T, true>(xr, w, yr, geo, g, rstd, pol);
+  } else {
+    write_row<T, false>(xr, w, yr, geo, g, rstd, pol);
+  }
+}
+
+}  // namespace rms4
+
+// Parameters are written out in full: kernelab reads each kernel's C signature from the source
+// to convert arguments (gpu/params.py), so they cannot hide in a macro.
+extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) rmsnorm_f32(
+    const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int M, int N, float eps) {
+  rms4::rmsnorm_rows<float>(x, w, y, M, N, eps);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) rmsnorm_bf16(
+    const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y, int M,
+    int N, float eps) {
+  rms4::rmsnorm_rows<__nv_bfloat16>(x, w, y, M, N, eps);
+}

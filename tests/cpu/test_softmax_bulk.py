@@ -1,0 +1,111 @@
+"""softmax v7_bulk_smem without a GPU: its plan (cluster size and ring of stages by width, dtype,
+arch and header knobs), the macros the knobs become, that every instance a plan names is
+compiled, no spills for sm_90 / sm_100 / sm_120, no sm_80 build, and the SASS of the row loop:
+bulk copies global -> shared (UBLKCP.S.G) completing on mbarriers, 16-byte shared loads, and no
+MEMBAR (nothing in the loop waits for memory traffic but the stage's mbarrier)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import tempfile
+
+import pytest
+
+from kernelab.check.inputs import DTYPES
+from kernelab.gpu import CompileError, compile_file, parse_signatures, toolchain
+from kernelab.ops import Case, discover
+from kernelab.ops.build import compile_variant
+from kernelab.ops.softmax import op as softmax_op
+
+OP = discover()["softmax"]
+V7 = OP.variant("v7_bulk_smem")
+
+
+def _with(**meta):
+    return dataclasses.replace(V7, meta={**V7.meta, **{k: str(v) for k, v in meta.items()}})
+
+
+def _plan(v, n, dtype="bfloat16", cc=(9, 0)):
+    return OP.plan(v, n, cc, dtype)
+
+
+def test_plan_takes_the_smallest_cluster_whose_stages_fit():
+    p = _plan(V7, 131072)  # bf16 row 256 KiB: C = 4 -> 64 KiB chunks, 3 stages = 192 KiB
+    assert (p.name, p.cluster, p.block, p.smem, p.persistent) == ("softmax_bk_c4", 4, 512, 3 * 65536, True)
+    p = _plan(V7, 131072, "float32")  # 512 KiB: C = 8
+    assert (p.name, p.cluster, p.smem) == ("softmax_bk_c8", 8, 3 * 65536)
+    assert _plan(V7, 262144, "float32").cluster == 16 and _plan(V7, 262144).cluster == 8
+    assert _plan(V7, 32769).cluster == 1 and _plan(V7, 65536).cluster == 2
+    # sm_120 has 99 KiB a block: twice the cluster; fp32 262144 does not fit at all.
+    assert _plan(V7, 131072, cc=(12, 0)).cluster == 8 and _plan(V7, 262144, "float32", (12, 0)) is None
+    assert _plan(V7, 131072, cc=(8, 0)) is None  # no bulk copies or clusters before sm_90
+    assert _plan(V7, 2048) is None and _plan(V7, 262145) is None and _plan(V7, 2049).cluster == 1
+    assert "262144" in OP.supports(V7, Case((1, 1000), "float32"))
+    for n in (2049, 4097, 32769, 40000, 65537, 100000, 131072, 262144):
+        for dt in OP.dtypes:
+            p = _plan(V7, n, dt)
+            v = 16 // (4 if dt == "float32" else 2)
+            stage = 16 * -(-n // (v * p.cluster))  # the kernel's check of its dynamic shared memory
+            assert p.smem == 3 * stage and p.capacity >= n, (n, dt, p)
+            assert p.smem + softmax_op.BULK_STATIC_MAX <= 232448 - 1024
+
+
+def test_knobs_move_the_plan_and_become_macros():
+    assert OP.defines(V7) == {"SB_STAGES": 3, "SB_THREADS": 512, "SB_BLOCKS_PER_SM": 1}
+    assert OP.defines(_with(stages=4, threads=256)) == {"SB_STAGES": 4, "SB_THREADS": 256, "SB_BLOCKS_PER_SM": 1}
+    assert _plan(_with(stages=4), 131072).cluster == 8  # 4 x 64 KiB no longer fits: chunks of 32 KiB
+    assert _plan(_with(blocks_per_sm=2), 131072).cluster == 8  # two rings of 96 KiB an SM
+    assert _plan(_with(min_cluster=16), 131072).cluster == 16
+    assert _plan(_with(threads=1024), 131072).block == 1024
+    for bad, match in (({"stages": 1}, "2 to 8"), ({"threads": 384}, "128, 256"), ({"blocks_per_sm": 3,
+                       "threads": 1024}, "2048 threads"), ({"min_cluster": 3}, "one of")):
+        with pytest.raises(ValueError, match=match):
+            _plan(_with(**bad), 131072)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_every_instance_compiles_without_spills(arch):
+    m = compile_variant(OP, V7, arch=arch)
+    declared = set(parse_signatures(V7.path.read_text()))
+    assert declared == set(m.resources) and len(declared) == 2 * 5 + 2
+    cc = (int(arch[3:-1]), int(arch[-1]))
+    for n in (2049, 32769, 65537, 131072, 262144):
+        for dt in OP.dtypes:
+            p = _plan(V7, n, dt, cc)
+            if p is not None:
+                assert f"{p.name}_{DTYPES[dt]}" in declared
+                assert p.smem + m.resources[f"{p.name}_{DTYPES[dt]}"].shared_static <= 232448 - 1024
+    spills = {k: (r.registers, r.spill_stores, r.spill_loads) for k, r in m.resources.items() if r.spills}
+    assert not spills, spills
+
+
+def test_refuses_sm_80():
+    assert V7.min_arch == "sm_90"
+    with pytest.raises(CompileError):
+        compile_file(V7.path, arch="sm_80", defines=OP.defines(V7))
+
+
+def _sass(defines, fun):
+    m = compile_file(V7.path, arch="sm_90", defines={**OP.defines(V7), **defines})
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(m.cubin)
+        f.flush()
+        return subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", fun, f.name], capture_output=True,
+                              text=True, check=True).stdout
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_sass_bulk_copies_mbarriers_and_no_membar():
+    sass = _sass({}, "softmax_bk_c4_bf16")
+    assert "UBLKCP.S.G" in sass  # cp.async.bulk global -> shared
+    assert "SYNCS.ARRIVE.TRANS64" in sass and "SYNCS.PHASECHK.TRANS64.TRYWAIT" in sass  # expect_tx, try_wait
+    assert len(re.findall(r"LDS\.128", sass)) >= 8  # the sweeps over the stage
+    assert "STG.E.128" in sass and "MEMBAR" not in sass
+    assert not re.search(r"\bLDG\.E\.(64|128)", sass)  # x arrives only by bulk copies (head/tail: scalars)
+    store = _sass({"SB_STORE": 1}, "softmax_bk_c8_f32")
+    assert "UBLKCP.G.S" in store and "DEPBAR.LE SB0, 0x1" in store  # bulk store; refill after wait_group.read 1
+    assert "MEMBAR.ALL.GPU" not in store
+    assert "ST.E.EF.128" in _sass({"SB_STORE": 2}, "softmax_bk_c4_bf16") or "STG.E.EF.128" in _sass(
+        {"SB_STORE": 2}, "softmax_bk_c4_bf16")

@@ -1,0 +1,80 @@
+"""rmsnorm v4_l2_two_pass and layernorm v5_l2_two_pass on the GPU at knob settings the generic
+per-variant test (test_ops_mem_b.py: the header's defaults only) does not build: other geometries
+(`@block` 128 / 256 / 1024, `@rows_per_block` 2 with a group past the last row that must still
+reach the barrier, 8 = a warp per row that leaves early), the other load/store PTX forms of
+norm_l2.cuh (X1_HINT 0/2/3, X2_HINT 0/2/3, W_HINT 1, Y_STORE 1/2) and unrolls that do not divide a
+row's vectors (UNROLL 3, UNROLL2 2), on the shapes that break row kernels: N = 1 and odd N (tail
+scalars only), misaligned rows (a scalar head), y or the parameters out of x's 16-byte phase (the
+general pass-2 body), |mean| >> std (layernorm's moments), and rows wider than one step."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kernelab.check import check_callable
+from kernelab.gpu import Module, compile_file
+from kernelab.ops import discover
+from kernelab.ops.base import Case
+from kernelab.ops.build import target_arch
+
+pytestmark = pytest.mark.gpu
+
+OPS = discover()
+VARIANTS = {"rmsnorm": "v4_l2_two_pass", "layernorm": "v5_l2_two_pass"}
+SHIFT = (("shift", 1000.0),)
+
+# (macros, header values overridden)
+KNOBS = [
+    ({}, {}),
+    ({}, {"block": "1024", "rows_per_block": "2"}),
+    ({}, {"block": "256", "rows_per_block": "8"}),
+    ({}, {"block": "1024"}),
+    ({"X1_HINT": 0, "X2_HINT": 0}, {"block": "128"}),
+    ({"X1_HINT": 2, "X2_HINT": 2, "W_HINT": 1, "Y_STORE": 2}, {"block": "256"}),
+    ({"X1_HINT": 3, "X2_HINT": 3, "Y_STORE": 1, "UNROLL": 3, "UNROLL2": 2}, {}),
+]
+
+
+def _cases(dt):
+    return [
+        Case((3, 1), dt), Case((5, 7), dt), Case((33, 1000), dt, params=SHIFT), Case((5, 1025), dt),
+        Case((5, 4097), dt, offset=3), Case((5, 8192), dt, params=SHIFT),
+        Case((3, 8192), dt, offset=1, layout="mixed_alignment"), Case((33, 1024), dt, layout="misaligned_params"),
+        Case((5, 1000), dt, layout="misaligned_params"), Case((5, 16385), dt),
+        Case((2, 40000), dt, params=SHIFT), Case((3, 40001), dt, offset=1),
+    ]
+
+
+def _id(k):
+    macros, meta = k
+    return ",".join(f"{a}={b}" for a, b in {**meta, **macros}.items()) or "default"
+
+
+@pytest.mark.parametrize("op_name", sorted(VARIANTS))
+@pytest.mark.parametrize("knob", KNOBS, ids=_id)
+def test_l2_two_pass_knob_builds_are_correct_on_edge_shapes(op_name, knob):
+    macros, meta = knob
+    op = OPS[op_name]
+    v = op.variant(VARIANTS[op_name])
+    if meta:
+        v = dataclasses.replace(v, meta={**v.meta, **meta})
+    defines = {**op.defines(v), **macros}  # BLOCK / ROWS_PER_BLOCK follow the overridden header
+    assert defines["BLOCK"] == v.meta_int("block") and defines["ROWS_PER_BLOCK"] == v.meta_int("rows_per_block")
+    module = Module(compile_file(v.path, arch=target_arch(v), defines=defines), defines)
+    failures, ran = [], 0
+    for dt in op.dtypes:
+        kernel = module.kernel(op.kernel_name(dt))
+        for case in _cases(dt):
+            assert op.supports(v, case) is None, case.label
+
+            def run(inputs, outputs, case=case):
+                op.launch(kernel, v, case, inputs, outputs)
+
+            r = check_callable(run, op, case, seeds=(0,), dists=("normal",), repeat=False, stream_order=False,
+                               name=f"{v.name} {_id(knob)}")
+            ran += 1
+            if not r.ok:
+                failures.append(f"{case.label}: {r.reason}: {r.detail[:300]}")
+    assert ran and not failures, f"{len(failures)} of {ran} failed:\n" + "\n".join(failures)

@@ -1,0 +1,134 @@
+"""softmax v7_bulk_smem on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py
+(which runs v7 on every test case it supports, normal and special inputs): enough rows that
+every persistent cluster loops over 2 x stages + 1 rows, so the ring of bulk-copy stages wraps
+around at least twice (each stage's mbarrier goes through both phase parities) and the cluster
+exchange through both of its buffers; one row (M = 1: one cluster, the prologue fills one stage);
+misaligned rows (head / tail scalars next to the bulk-copied vectors) and y not co-aligned with x
+(scalar stores); each cluster size 1, 2, 4, 8, 16; and the knob builds a sweep times (bulk-store
+path, streaming stores, 2 / 4 stages, 2 blocks an SM, 256 / 1024 threads, evict-first loads).
+
+Failures name the instance the launch took (e.g. softmax_bk_c4_bf16), the grid and the rows
+each cluster took.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from kernelab.check import compare_outputs, tolerance
+from kernelab.gpu import KernelFault, Module, compile_file, default_arch, last_launched_kernel, synchronize
+from kernelab.ops import discover, load_variant
+from kernelab.ops.base import Case
+from kernelab.ops.build import target_arch
+from kernelab.ops.softmax import op as softmax_op
+
+pytestmark = pytest.mark.gpu
+
+OP = discover()["softmax"]
+V7 = OP.variant("v7_bulk_smem")
+SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
+
+
+@pytest.fixture(autouse=True)
+def _needs_hopper():
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("v7 needs sm_90 (cp.async.bulk, clusters)")
+
+
+def _module(meta=None, defines=None):
+    """v7's module for header values `meta` and extra macros `defines` (None, None: the default's)."""
+    v = dataclasses.replace(V7, meta={**V7.meta, **(meta or {})}) if meta else V7
+    if not meta and not defines:
+        return v, load_variant(OP, v)
+    d = {**OP.defines(v), **(defines or {})}
+    return v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d), d)
+
+
+def _run(v, module, case, dist="normal"):
+    inputs = OP.make_inputs(case, 0, "cuda", dist)
+    outputs = OP.make_outputs(case, inputs)
+    outputs["y"].fill_(float("nan"))
+    try:
+        OP.launch(module.kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
+        synchronize()
+    except KernelFault as e:
+        raise AssertionError(f"{v.id} faulted on {case.label} in {last_launched_kernel()}: {e}") from None
+    rtol, atol = tolerance(OP, case.dtype)
+    cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, max_report=3, name="y")
+    return cmp, last_launched_kernel()
+
+
+def _fit(v, module, n, dtype):
+    """(plan, clusters that fit on this GPU) for rows of n."""
+    p = OP.plan(v, n, torch.cuda.get_device_capability(), dtype)
+    assert p is not None, f"v7 plans nothing for N={n} {dtype}"
+    k = module.kernel(f"{p.name}_{SUFFIX[dtype]}")
+    return p, softmax_op.persistent_grid(k, p, 1 << 30)
+
+
+def _loop_case(v, module, n, dtype, offset=0, layout=None, stages=3):
+    """Rows for 2 x stages + 1 rounds of every cluster, + 1 so the last round is partial."""
+    p, fit = _fit(v, module, n, dtype)
+    kw = {"offset": offset} | ({"layout": layout} if layout else {})
+    return p, fit, Case(((2 * stages + 1) * fit + 1, n), dtype, **kw)
+
+
+# (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100)
+LOOPS = [(4097, "float32", 3, None, 1), (32769, "bfloat16", 0, None, 1), (65536, "bfloat16", 3, None, 2),
+         (65537, "float32", 1, None, 4), (131072, "bfloat16", 0, None, 4), (131072, "float32", 1, None, 8),
+         (100000, "bfloat16", 1, "mixed_alignment", 4), (262144, "bfloat16", 0, None, 8),
+         (262144, "float32", 0, None, 16)]
+
+
+@pytest.mark.parametrize("n,dtype,offset,layout,cluster", LOOPS, ids=lambda x: str(x))
+def test_every_cluster_wraps_the_ring_twice(n, dtype, offset, layout, cluster):
+    v, mod = _module()
+    p, fit, case = _loop_case(v, mod, n, dtype, offset, layout)
+    if torch.cuda.get_device_capability()[0] in (9, 10):
+        assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
+    assert fit >= 1, f"{p}: no cluster of {p.cluster} with {p.smem} B of shared memory fits"
+    cmp, kernel = _run(v, mod, case)
+    assert kernel == f"{p.name}_{SUFFIX[dtype]}", kernel
+    assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B ring): {cmp.summary(max_lines=3)}"
+
+
+@pytest.mark.parametrize("n", [4097, 32769, 131072, 262144])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_one_row(n, dtype):
+    v, mod = _module()
+    cmp, kernel = _run(v, mod, Case((1, n), dtype))
+    assert cmp.ok, f"1 x {n} {dtype} via {kernel}: {cmp.summary(max_lines=3)}"
+
+
+def test_masked_and_special_rows_through_the_loop():
+    """-inf entries, an all -inf row (NaN, as torch) and NaN / +inf rows inside the cluster loop."""
+    v, mod = _module()
+    for case, dist in ((Case((150, 70000), "bfloat16", params=(("mask", True),)), "special"),
+                       (Case((150, 131072), "float32"), "special")):
+        cmp, kernel = _run(v, mod, case, dist)
+        assert cmp.ok, f"{case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"
+
+
+# The knob builds scripts/sweep_softmax.py times: (header values, macros).
+KNOBS = [({}, {"SB_STORE": 1}), ({}, {"SB_STORE": 2}), ({}, {"SB_LOAD_EF": 1}), ({"stages": "2"}, {}),
+         ({"stages": "4"}, {}), ({"blocks_per_sm": "2"}, {}), ({"threads": "256"}, {}), ({"threads": "1024"}, {}),
+         ({"min_cluster": "8"}, {})]
+
+
+@pytest.mark.parametrize("meta,defines", KNOBS, ids=lambda x: ",".join(f"{k}={w}" for k, w in x.items()) or "-")
+def test_knob_builds_are_correct(meta, defines):
+    v, mod = _module(meta, defines)
+    stages = int(v.meta.get("stages", 3))
+    failures = []
+    # Aligned bf16 (the bench shape's layout), misaligned fp32 (head / tail + bulk store of the body),
+    # y not co-aligned (SB_STORE 1 falls back to scalar stores; its bulk groups stay one per row).
+    for n, dtype, offset, layout in ((131072, "bfloat16", 0, None), (65537, "float32", 1, None),
+                                     (100000, "bfloat16", 1, "mixed_alignment")):
+        p, fit, case = _loop_case(v, mod, n, dtype, offset, layout, stages)
+        cmp, kernel = _run(v, mod, case)
+        if not cmp.ok:
+            failures.append(f"{case.label} via {kernel} ({p}, {fit} clusters): {cmp.summary(max_lines=2)}")
+    assert not failures, "\n".join(failures)
