@@ -79,7 +79,10 @@ def l2_two_pass_candidates(op_name: str) -> list:
     new = "v4_l2_two_pass" if op_name == "rmsnorm" else "v5_l2_two_pass"
 
     def c(label, quick=False, meta=None, **macros):
-        return Candidate(f"{new} {label}", "new", new, meta=meta or {}, defines=macros, quick=quick)
+        meta = dict(meta or {})
+        if "block" in meta:  # rmsnorm v4's header has per-dtype blocks: the override is for both
+            meta.update(block_bf16=meta["block"], block_f32=meta["block"])
+        return Candidate(f"{new} {label}", "new", new, meta=meta, defines=macros, quick=quick)
 
     return [
         c("default", quick=True),

@@ -270,7 +270,7 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     name = lambda n, cc: SOFTMAX.plan(v4, n, cc).name  # noqa: E731
     # bf16 up to 1024 and 4097-8192: v6 (H200 session 4: 250.8 us vs v0 266.1; 258.8 vs v1 271.7)
     assert name(1000, (9, 0)) == "softmax_pk_warp_c1024"
-    assert name(8192, (9, 0)) == "softmax_pk_block_t256"
+    assert name(8192, (9, 0)) == "softmax_pk_block_t512"
     assert name(4096, (9, 0)) == "softmax_block_t128"  # 1025-4096: v1 still (v6 unmeasured there)
     assert name(1000, (8, 0)) == "softmax_warp_e32"  # before sm_90 the table is unchanged
     assert name(32768, (9, 0)) == "softmax_online_t512"  # v2 266 us vs v3 362, v1 303 (H200 2026-11-30)

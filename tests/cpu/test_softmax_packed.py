@@ -47,7 +47,7 @@ def test_header_defaults_match_op_and_source():
                        ("block_elems", "PK_BLOCK_ELEMS")):
         m = re.search(rf"#ifndef {macro}\n#define {macro} (\d+)\n#endif", src)
         assert m and int(m[1]) == header[key], macro
-    assert OP.defines(V6) == {"PK_WARPS_PER_BLOCK": 2, "PK_LANES_PER_ROW": 32, "PK_BLOCK_ELEMS": 32}
+    assert OP.defines(V6) == {"PK_WARPS_PER_BLOCK": 2, "PK_LANES_PER_ROW": 32, "PK_BLOCK_ELEMS": 16}
     assert OP.defines(OP.variant("v0_warp_row")) == {}  # other variants build as before
 
 
@@ -59,9 +59,9 @@ def test_plan_by_width_and_dtype():
     assert name(1) == ("softmax_pk_warp_c256", 64, 2, 256) and name(256) == ("softmax_pk_warp_c256", 64, 2, 256)
     assert name(257)[0] == "softmax_pk_warp_c512" and name(1000)[0] == "softmax_pk_warp_c1024"
     assert name(1024) == ("softmax_pk_warp_c1024", 64, 2, 1024)
-    assert name(1025) == ("softmax_pk_block_t64", 64, 1, 2048)
-    assert name(8192) == ("softmax_pk_block_t256", 256, 1, 8192)
-    assert name(32768) == ("softmax_pk_block_t1024", 1024, 1, 32768) and name(32769) is None
+    assert name(1025) == ("softmax_pk_block_t128", 128, 1, 2048)
+    assert name(8192) == ("softmax_pk_block_t512", 512, 1, 8192)
+    assert name(16384) == ("softmax_pk_block_t1024", 1024, 1, 16384) and name(16385) is None
     for dt in OP.dtypes:  # the same instances on every arch (no clusters)
         for n in (1, 1000, 1024, 4097, 8192, 32768):
             assert OP.plan(V6, n, (8, 0), dt) == OP.plan(V6, n, (10, 0), dt)
@@ -78,8 +78,8 @@ def test_plan_by_width_and_dtype():
 
 
 def test_supports_and_bad_knobs_say_why():
-    assert "32768" in OP.supports(V6, Case((2, 32769), "bfloat16"))
-    assert OP.supports(V6, Case((2, 32768), "float32")) is None
+    assert "16384" in OP.supports(V6, Case((2, 16385), "bfloat16"))  # 1024 threads x 16 (block_elems 16)
+    assert OP.supports(V6, Case((2, 16384), "float32")) is None
     for meta, match in (({"lanes_per_row": 8}, "32 .* or 16"), ({"warps_per_block": 0}, "1 to 32"),
                         ({"block_elems": 48}, "16, 32 or 64")):
         with pytest.raises(ValueError, match=match):
@@ -87,7 +87,7 @@ def test_supports_and_bad_knobs_say_why():
     # Every width the op's test cases have is held or declined with a reason, never an error.
     for case in OP.test_cases():
         why = OP.supports(V6, case)
-        assert why is None or "at most 32768" in why, (case.label, why)
+        assert why is None or "at most 16384" in why, (case.label, why)
         assert (why is None) == (case.shape[1] <= 32768), case.label
 
 
@@ -131,9 +131,9 @@ def test_launch_takes_the_full_kernel_only_for_exact_aligned_rows(dtype):
     assert _launched(Case((5, 1024), dtype)) == (f"softmax_pk_warp_c1024_full_{sfx}", 3, 64, None)
     assert _launched(Case((5, 1000), dtype))[0] == f"softmax_pk_warp_c1024_{sfx}"  # narrower than the instance
     assert _launched(Case((3, 1024), dtype, offset=1, layout="mixed_alignment"))[0] == f"softmax_pk_warp_c1024_{sfx}"
-    assert _launched(Case((3, 8192), dtype)) == (f"softmax_pk_block_t256_full_{sfx}", 3, 256, None)
-    assert _launched(Case((3, 8192), dtype, offset=3, layout="mixed_alignment"))[0] == f"softmax_pk_block_t256_{sfx}"
-    assert _launched(Case((3, 4097), dtype, offset=3))[0] == f"softmax_pk_block_t256_{sfx}"
+    assert _launched(Case((3, 8192), dtype)) == (f"softmax_pk_block_t512_full_{sfx}", 3, 512, None)
+    assert _launched(Case((3, 8192), dtype, offset=3, layout="mixed_alignment"))[0] == f"softmax_pk_block_t512_{sfx}"
+    assert _launched(Case((3, 4097), dtype, offset=3))[0] == f"softmax_pk_block_t512_{sfx}"
     assert _launched(Case((2, 256), dtype))[0] == f"softmax_pk_warp_c256_full_{sfx}"
     assert _launched(Case((7, 1024), dtype), _knobs(lanes_per_row=16)) == (f"softmax_pk_warp_c1024_full_{sfx}", 2, 64, None)
     assert _launched(Case((9, 1024), dtype), _knobs(warps_per_block=8)) == (f"softmax_pk_warp_c1024_full_{sfx}", 2, 256, None)
@@ -243,7 +243,9 @@ def test_full_kernels_sass_loads_read_only_16_bytes_and_nothing_scalar(arch):
         if "_full_" not in name:
             continue
         k = 4 if name.endswith("bf16") else 8  # 16-byte vectors a thread: 32 bf16 / 32 fp32 elements
-        if "_c256_" in name:
+        if "_block_" in name:  # block rows hold block_elems (16) a thread: 2 bf16 / 4 fp32 vectors
+            k = 2 if name.endswith("bf16") else 4
+        elif "_c256_" in name:
             k //= 4
         elif "_c512_" in name:
             k //= 2

@@ -41,8 +41,12 @@
 //   torch.compile) if pass 2 hits L1/L2. Pass 1 costs ~3 ALU operations per element (d, S, Q),
 //   pass 2 ~4 (two subtracts, a multiply, an FMA) plus unpacking: ~25 us of issue per pass at
 //   32768 x 8192, hidden under the DRAM time if enough warps are resident. Knobs: as rmsnorm v4.
-// Measured: BENCHMARKS.md, layernorm rows, once a run has it; not yet run on a GPU (pending the
-//   H200 sweep: scripts/sweep_membound.py --ops layernorm, the default and its knobs).
+// Measured (H200, 32768 x 8192: docs/runs/2026-11-30-h200-sweep_norm_s5.json, -sweep_membound_s7.json):
+//   bf16 358.3 us (256 threads 290.0; v4_pinned_onebar 258.7, torch.compile 285.1), fp32 537.5
+//   (1536 threads per SM 509.6-512.0; v4 506.7-508.1, torch.compile 500.6-503.0). Unlike rmsnorm it
+//   does not reach v4: a Welford row carries three moments through the merge and its pass 2 reads
+//   three arrays; 1024-thread and 256-thread blocks lose 10-75%. Kept as the measured step.
+// Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
 // geometry is the header's `@block` / `@rows_per_block` (the op passes them as BLOCK /

@@ -234,11 +234,15 @@ __device__ __forceinline__ float ld_scalar_if<__nv_bfloat16>(const __nv_bfloat16
 struct Place {
   int g, row, warp0;
 };
-__device__ __forceinline__ Place place(int M) {
-  const int r = threadIdx.x / G;
+// GG threads per row (a kernel whose block is not BLOCK: rmsnorm v4's per-dtype `@block_bf16` /
+// `@block_f32`); place() is the BLOCK geometry.
+template <int GG>
+__device__ __forceinline__ Place place_for(int M) {
+  const int r = threadIdx.x / GG;
   const int row = blockIdx.x * ROWS_PER_BLOCK + r;
-  return Place{static_cast<int>(threadIdx.x % G), row < M ? row : -1, r * NWG};
+  return Place{static_cast<int>(threadIdx.x % GG), row < M ? row : -1, r * (GG / 32)};
 }
+__device__ __forceinline__ Place place(int M) { return place_for<G>(M); }
 
 // Sum over lanes in groups of W lanes (W a power of two, <= 32): xor butterflies. Every lane of a
 // group ends with the same bits.

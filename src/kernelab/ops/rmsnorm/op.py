@@ -116,8 +116,14 @@ class RowNorm(OpSpec):
         if strategy not in STRATEGIES:
             raise ValueError(f"{variant.path.name}: unknown `@strategy {strategy}`; use one of {', '.join(STRATEGIES)}")
         elems = self.elems_per_thread(variant, dtype) if strategy == "fast_rows" else 0
-        return _plan(self.kernel_entry, strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1),
+        return _plan(self.kernel_entry, strategy, self.block_threads(variant, dtype), variant.meta_int("rows_per_block", 1),
                      n, elems)
+
+    @staticmethod
+    def block_threads(variant, dtype: str) -> int:
+        """`@block`, or the dtype's own `@block_bf16` / `@block_f32` where the header has one (rmsnorm v4)."""
+        own = "block_bf16" if dtype == "bfloat16" else "block_f32"
+        return variant.meta_int(own) if own in variant.meta else variant.meta_int("block", 256)
 
     @staticmethod
     def elems_per_thread(variant, dtype: str) -> int:
@@ -134,7 +140,11 @@ class RowNorm(OpSpec):
             # The contract kernel's launch geometry (plan() below) as macros, so a kernel sized at
             # compile time (rmsnorm v4 / layernorm v5: shared slots, launch bounds, threads per row)
             # matches the launch, also when a sweep overrides the header values.
-            return {"BLOCK": variant.meta_int("block", 256), "ROWS_PER_BLOCK": variant.meta_int("rows_per_block", 1)}
+            d = {"BLOCK": variant.meta_int("block", 256), "ROWS_PER_BLOCK": variant.meta_int("rows_per_block", 1)}
+            for key, macro in (("block_bf16", "BLOCK_BF16"), ("block_f32", "BLOCK_F32")):
+                if key in variant.meta:
+                    d[macro] = variant.meta_int(key)
+            return d
         return {}
 
     def supports(self, variant, case):
@@ -182,7 +192,9 @@ def _plan(prefix: str, strategy: str, block: int, rows_per_block: int, n: int, e
 class RMSNorm(RowNorm):
     name = "rmsnorm"
     kernel_entry = "rmsnorm"
-    best_variant = "v2_nc_prefetch"  # 0.97x / 0.98x torch.compile (bf16 / fp32) vs v1 0.92x / 0.91x, same H200 run
+    # v4 248.0 / 497.0 us vs torch.compile 246.8 / 495.7 and v2 254.5 / 506.1 (bf16 / fp32, 32768 x 8192,
+    # one H200 process: docs/runs/2026-11-30-h200-sweep_membound_s7.json)
+    best_variant = "v4_l2_two_pass"
     # fp32: a few roundings and rsqrt's 2 ulp: ~1e-6 relative. bf16: the output rounding, 2^-8.
     tolerances = {"float32": (1e-5, 1e-6), "bfloat16": (1e-2, 1e-5)}
     default_eps = 1e-6

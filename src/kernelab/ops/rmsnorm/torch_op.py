@@ -1,4 +1,4 @@
-"""kernelab::rmsnorm, the best variant (v2_nc_prefetch) as a PyTorch operator:
+"""kernelab::rmsnorm, the best variant (v4_l2_two_pass) as a PyTorch operator:
 y = x / sqrt(mean(x^2, last dim) + eps) * weight, like F.rms_norm(x, (N,), weight, eps).
 fp32 or bf16, any leading shape; eagerly and under torch.compile."""
 

@@ -42,8 +42,18 @@
 //   if pass 2 hits L1/L2 (DRAM read traffic ~1.0x of x in ncu); a pass-2 miss rate of 10% would
 //   cost ~5% (the re-read goes to DRAM). X1_HINT=0 (no evict-last) within 1% at these sizes (17
 //   MB of rows in flight fit L2 anyway); X2_HINT=2 (.cs) and Y_STORE=1 (.cs) within 1-2%.
-// Measured: BENCHMARKS.md, rmsnorm rows, once a run has it; not yet run on a GPU (pending the
-//   H200 sweep: scripts/sweep_membound.py --ops rmsnorm, the default and its knobs).
+// Measured (H200, 32768 x 8192, one process each: docs/runs/2026-11-30-h200-sweep_norm_s5.json,
+//   -sweep_membound_s7.json): the first build (512 threads, 2048 per SM) ran 264.2 us bf16 and
+//   527.5 fp32 (torch.compile 248.0 / 498.0, v2 256.4 / 509.9): slower than v2. The geometry decides
+//   it, not the hints: bf16 256 threads 258.8 / 257.0 at 2048 per SM, 251.1 at 1536, 248.0 at 1024
+//   (torch.compile 246.8: 0.995x); 128 threads 304; 512 threads at 1024 per SM 355. fp32 512 threads
+//   at 1536 per SM 498.4 / 497.0 (torch.compile 498.0 / 495.7: 1.00x), 1024 per SM 509.0, 256
+//   threads 554-615. So each dtype has its own block and register cap now (`@block_bf16 256`,
+//   SM_THREADS_BF16 1024: 4 rows of 16 KiB an SM; fp32 512 threads at 1536: 3 rows of 32 KiB).
+//   Torch.compile's own choice (its autotuner's best_config): XBLOCK 1, R0_BLOCK 2048-8192, 16 warps.
+//   No hints (X1_HINT=0 X2_HINT=0) cost 1-4%, pass 2 without its evict-first 4% (268.4 vs 257.0);
+//   st.global.cs on y 0-5%.
+// Measured: BENCHMARKS.md, rmsnorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; norm_l2.cuh lists them with their PTX): the geometry is the
 // header's `@block` / `@rows_per_block` (the op passes them as BLOCK / ROWS_PER_BLOCK); X1_HINT
@@ -55,15 +65,33 @@
 //
 // @strategy rows
 // @block 512
+// @block_bf16 256
 // @rows_per_block 1
 // @access_bytes 16
+// Per-dtype geometry (session 5 sweep, below): `@block_bf16` / `@block_f32` (the op passes them as
+// BLOCK_BF16 / BLOCK_F32; default BLOCK) and the threads per SM each register cap allows.
+#ifndef BLOCK_BF16
+#define BLOCK_BF16 BLOCK
+#endif
+#ifndef BLOCK_F32
+#define BLOCK_F32 BLOCK
+#endif
+#ifdef SM_THREADS  // a sweep's one value for both
+#define SM_THREADS_BF16 SM_THREADS
+#define SM_THREADS_F32 SM_THREADS
+#endif
+#ifndef SM_THREADS_BF16
+#define SM_THREADS_BF16 1024  // 64 registers: 4 x 256-thread rows per SM (2048: 257.0 us, 1536: 251.1, 1024: 248.0)
+#endif
+#ifndef SM_THREADS_F32
+#define SM_THREADS_F32 1536  // 40 registers: 3 x 512-thread rows per SM (2048: 527.5 us, 1536: 497.0-498.4, 1024: 509.0)
+#endif
 #ifndef SM_THREADS
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define SM_THREADS 1536  // sm_80: bf16 spills 32 bytes at 32 registers (NVRTC 13.0 and 13.5): 40
-#else
-#define SM_THREADS 2048  // sm_90-sm_120: 32 registers, 0 spills (sm_120 holds 1536 threads: 36-38)
+#define SM_THREADS SM_THREADS_F32  // norm_l2.cuh's generic bound (unused by v4's entry points)
 #endif
-#endif
+// One flat token each for __launch_bounds__ (kernelab's signature reader ends it at its first ')').
+#define RMS4_MIN_BLOCKS_BF16 (SM_THREADS_BF16 / BLOCK_BF16 > 0 ? SM_THREADS_BF16 / BLOCK_BF16 : 1)
+#define RMS4_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
 #include "norm_l2.cuh"
 
 namespace rms4 {
@@ -72,10 +100,10 @@ namespace rms4 {
 // UNROLL2 a step, no scalar fallback in the code). Otherwise (views at odd offsets: the tests'
 // misaligned cases) x's vectors are still 16-byte loads, one a step, and w and y go element by
 // element (layernorm v5's general body: per-array run-time flags cost registers).
-template <typename T, bool kFast>
+template <typename T, bool kFast, int G>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, T* __restrict__ yr,
                                           const rows::Geometry& geo, int g, float rstd, const l2tp::Policies& pol) {
-  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1, G = l2tp::G;
+  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1;
   // The head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but rstd stays live
   // into the vector loop (held across it, they cost 2 of the 32 registers and spilled).
   if (g < geo.head) yr[g] = rows::from_float<T>(rows::to_float(xr[g]) * rstd * rows::to_float(w[g]));
@@ -112,12 +140,14 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   }
 }
 
-template <typename T>
+template <typename T, int BLK>
 __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int M,
                                              int N, float eps) {
-  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = l2tp::G, NWG = l2tp::NWG;
-  __shared__ float slots[BLOCK / 32];
-  const l2tp::Place pl = l2tp::place(M);
+  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
+  static_assert(BLK % 32 == 0 && BLK <= 1024 && BLK % ROWS_PER_BLOCK == 0 && G % 32 == 0 && (NWG & (NWG - 1)) == 0,
+                "@block_bf16 / @block_f32 over @rows_per_block must be a power-of-two number of warps");
+  __shared__ float slots[BLK / 32];
+  const l2tp::Place pl = l2tp::place_for<G>(M);
   if (NWG == 1 && pl.row < 0) return;  // a warp per row: no barrier follows, the warp may leave
   // A group past the last row (G > 32) runs the barrier with an empty row.
   const bool live = pl.row >= 0;
@@ -165,9 +195,9 @@ __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* _
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
   if (l2tp::co_aligned(xr, yr) && rows::aligned16(w + geo.head)) {
-    write_row<T, true>(xr, w, yr, geo, g, rstd, pol);
+    write_row<T, true, G>(xr, w, yr, geo, g, rstd, pol);
   } else {
-    write_row<T, false>(xr, w, yr, geo, g, rstd, pol);
+    write_row<T, false, G>(xr, w, yr, geo, g, rstd, pol);
   }
 }
 
@@ -175,12 +205,12 @@ __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* _
 
 // Parameters are written out in full: kernelab reads each kernel's C signature from the source
 // to convert arguments (gpu/params.py), so they cannot hide in a macro.
-extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) rmsnorm_f32(
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, RMS4_MIN_BLOCKS_F32) rmsnorm_f32(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int M, int N, float eps) {
-  rms4::rmsnorm_rows<float>(x, w, y, M, N, eps);
+  rms4::rmsnorm_rows<float, BLOCK_F32>(x, w, y, M, N, eps);
 }
-extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) rmsnorm_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, RMS4_MIN_BLOCKS_BF16) rmsnorm_bf16(
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y, int M,
     int N, float eps) {
-  rms4::rmsnorm_rows<__nv_bfloat16>(x, w, y, M, N, eps);
+  rms4::rmsnorm_rows<__nv_bfloat16, BLOCK_BF16>(x, w, y, M, N, eps);
 }

@@ -279,7 +279,10 @@ def persistent_plan(n: int, cc: tuple[int, int], threads: int = 0, elems: int = 
 # `@lanes_per_row` (32: a warp per row; 16: two rows per warp), `@block_elems` (16, 32, 64).
 PACKED_WARP_CAPS = (256, 512, 1024)
 PACKED_BLOCK_THREADS = (64, 128, 256, 512, 1024)
-PACKED_DEFAULTS = {"warps_per_block": 2, "lanes_per_row": 32, "block_elems": 32}
+# block_elems 16 since session 5: 32768 x 8192 bf16 255.4 / 255.5 / 256.3 us vs 32's 259.3-260.3 in three
+# sweeps (docs/runs/2026-11-30-h200-sweep_membound_s5.json, -s7.json): 512-thread rows, 2 EX2 per element
+# spread over twice the threads.
+PACKED_DEFAULTS = {"warps_per_block": 2, "lanes_per_row": 32, "block_elems": 16}
 
 
 def packed_knobs(variant) -> tuple[int, int, int]:
@@ -301,7 +304,8 @@ def packed_block_elems(block_elems: int, dtype: str) -> int:
     return min(block_elems, 32) if dtype == "float32" else block_elems
 
 
-def packed_plan(n: int, warps_per_block: int = 2, lanes_per_row: int = 32, block_elems: int = 32,
+def packed_plan(n: int, warps_per_block: int = PACKED_DEFAULTS["warps_per_block"],
+                lanes_per_row: int = PACKED_DEFAULTS["lanes_per_row"], block_elems: int = PACKED_DEFAULTS["block_elems"],
                 dtype: str = "bfloat16") -> Plan | None:
     """v6's instance for rows of n (None past 1024 x block elements). Launches take
     `<name>_full` instead when packed_full says so."""

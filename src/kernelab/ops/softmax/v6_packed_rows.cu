@@ -28,7 +28,7 @@
 //      the misaligned fallback), 429 a 8192-wide row's thread (v1: 728). Other rows take the
 //      general kernel (rows.cuh's head / 16-byte vectors / tail split; padding is -inf bits in
 //      the raw vectors). One kernel with both paths spilled at 32 and at 40 registers.
-//   Block rows: `@block_elems` = 32 elements a thread (v1's), the smallest block of 64..1024
+//   Block rows: `@block_elems` = 16 elements a thread (32 until session 5: v1's), the smallest block of 64..1024
 //   threads that holds the row, one barrier a row; the merge after it spans THREADS / 32 lanes.
 // Why: bytes in flight. At the copy rate (4.29 TB/s) with ~1 us of DRAM latency under load,
 //   an SM needs ~32 KiB of reads in flight (Little's law: 2.15 TB/s of reads x 1 us / 132
@@ -46,6 +46,10 @@
 //   and v4 267.6: 0.97-0.985x copy, 2.36-2.40x torch.compile's 609.4). fp32 rows: v0/v1 without
 //   the hint, ~2-4% faster. If the second EX2 costs more than the occupancy gains,
 //   PK_KEEP_EXP=1 wins; if PK_LOAD=1 costs < 2%, the hint was not the gap.
+// Measured (session 5, docs/runs/2026-11-30-h200-sweep_membound_s5.json, -s7.json): 32768 x 8192
+//   bf16 with 16 elements a thread (512-thread rows) 256.3 / 255.4 / 255.5 us against 32's 260.3 /
+//   259.6 / 259.3 and 64's 258.4 / 258.2: `@block_elems 16` is the default since (v4_dispatch's
+//   bf16 rows of 4097-8192 take it too); plain ld.global (PK_LOAD=3) 258.8.
 // Measured: BENCHMARKS.md, softmax rows (generated from results JSON); pending the H200 sweep
 //   (scripts/sweep_softmax.py --cases 0,1: default, PK_LOAD=1, PK_LOAD=2, PK_KEEP_EXP=1,
 //   lanes_per_row 16, warps_per_block 8, block_elems 64, against v0, v1, v4, torch.compile).
@@ -57,7 +61,7 @@
 // @access_bytes 16
 // @warps_per_block 2
 // @lanes_per_row 32
-// @block_elems 32
+// @block_elems 16
 #include "softmax_common.cuh"
 
 // How x is loaded: 0 ld.global.nc (__ldg, read-only path, no eviction hint); 1 ld.global.cs
@@ -79,8 +83,9 @@
 #endif
 // Block rows: elements per thread (the plan takes the smallest block that holds N). fp32 rows
 // hold at most 32: 64 fp32 elements need ~80 registers, more than a 1024-thread block can have.
+// (v4_dispatch builds these instances with no header value: this default must stay the header's)
 #ifndef PK_BLOCK_ELEMS
-#define PK_BLOCK_ELEMS 32
+#define PK_BLOCK_ELEMS 16
 #endif
 #define PK_BLOCK_ELEMS_F32 (PK_BLOCK_ELEMS > 32 ? 32 : PK_BLOCK_ELEMS)
 // Threads an SM should hold (__launch_bounds__' minimum blocks = this / block size, at most

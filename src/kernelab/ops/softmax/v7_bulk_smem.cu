@@ -47,7 +47,14 @@
 //   copy; v5 302.4), fp32 510-530 us (v5 567.7). Risks: the 2 sweeps + exchange + store sweep
 //   per row take longer than the row's load (then S does not help), and load imbalance with
 //   33 clusters (2048 rows / 33 = 62.06: a 63rd row for 2 clusters, the tail prefetched).
-// Measured: BENCHMARKS.md, softmax rows (generated from results JSON); not yet run on a GPU.
+// Measured (H200, 2048 x 131072, one process: docs/runs/2026-11-30-h200-sweep_softmax7.json, copy
+//   ~4.27 TB/s): fp32 544.7 us (1024 threads 538.8 = 0.94x a copy; v5 569.7-571.3, torch.compile
+//   784.1): +5-6% over v5. bf16 300.1 (v5 with 64 elements a thread 295.2-295.5; torch.compile
+//   543.1): no gain. Bulk stores from shared memory (SB_STORE=1) -1 to -2%, st.global.cs -0.5 to
+//   -2%; stages=4 (clusters of 8/16) -24 to -29%, two blocks per SM -6%, min_cluster 8 -6%.
+//   What caps it: clusters of 4 x 192 KiB fit 30 at once (grid 30: 120 of the 132 SMs), clusters
+//   of 8 fit 15 (120 SMs): 91% of the SMs, the same fraction of the copy rate at best.
+// Measured: BENCHMARKS.md, softmax rows (full runs).
 //
 // Knobs: header values (op.py reads them for the plan and passes them to the compiler as
 //   SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM; a sweep overrides them as meta) and compile-only

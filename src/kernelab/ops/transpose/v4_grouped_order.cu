@@ -54,6 +54,11 @@
 //   260.1 us = 0.97x a copy, 1.22x torch.compile (docs/runs/2026-11-30-h200-sweep_membound_s4b.json):
 //   the bf16 default now (@tile_rows_bf16 / @tile_cols_bf16).
 //   Small tiles for 256 x 512 lost to v2 (0.83x vs 0.89x torch.compile in graph mode).
+//   Session 5 (docs/runs/2026-11-30-h200-sweep_membound_s5.json, -s6.json): fp32 tiles 128 x 64,
+//   64 x 128 and 128-thread blocks 523.0-525.6 us (default 524.8); bf16 128 x 64 272.2, 64 x 128
+//   263.6 (default 261.2); a skewed column-major order (column tile c starting SKEW x c row tiles
+//   down, SKEW 1, 8, 37) 522.4-523.9 / 260.3-260.9 against the default's 524.0 / 260.4: no knob moves it past
+//   0.96-0.97x a copy; the skew was not kept.
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 // Banks: tiles of >= 32 x 32 whose rows hold >= 8 chunks (fp32 TILE_COLS >= 32, bf16 >= 64) are
 //   conflict-free both ways, as in v3. Rows of 4 or 2 chunks (bf16 TILE_COLS 32, 16) keep 2 or 1
@@ -64,8 +69,7 @@
 //   chunks cut by an edge or on a misaligned side; interior tiles skip the bounds checks).
 //
 // Knobs (#ifndef macros): TILE_ROWS, TILE_COLS, BLOCK (from the header; powers of two),
-// TILE_ROWS_BF16, TILE_COLS_BF16 (default: TILE_ROWS, TILE_COLS; tile bytes <= 48 KiB), GROUP (row tiles per group, default 2^20 = column-major; 1 = v3's order), SKEW (column-major:
-// row-tile offset per column tile, 0 = none), MIN_BLOCKS (resident blocks the
+// TILE_ROWS_BF16, TILE_COLS_BF16 (default: TILE_ROWS, TILE_COLS; tile bytes <= 48 KiB), GROUP (row tiles per group, default 32; 1 = v3's order), MIN_BLOCKS (resident blocks the
 // register budget is set for), LD_HINT (0 ld.global.nc, 1 ld.global.nc.L1::no_allocate),
 // ST_HINT (0 st.global, 1 st.global.cs: evict-first).
 //
@@ -96,9 +100,6 @@
 #endif
 #ifndef GROUP
 #define GROUP 1048576  // column-major (the sweep's winner); 32 was the first default
-#endif
-#ifndef SKEW
-#define SKEW 0  // column-major only: row-tile offset per column tile (0: none)
 #endif
 #ifndef LD_HINT
 #define LD_HINT 0
@@ -173,11 +174,6 @@ struct TileOrder {
     // (NVRTC 13.5 spilled 4 bytes of the general form at the 32-register cap on sm_90).
     tx = t / n_y;
     ty = t - tx * n_y;
-#if SKEW
-    // Skewed column-major (sweep knob): column tile tx starts SKEW x tx row tiles down, so the
-    // blocks in flight on neighbouring column tiles read rows SKEW tiles apart.
-    ty = (ty + (unsigned)((unsigned long long)tx * SKEW % n_y)) % n_y;
-#endif
     return;
 #endif
     const unsigned g = t / per_group;        // group: row tiles g x g_rows .. + g_rows - 1
