@@ -61,7 +61,10 @@ def test_plan_by_width_and_dtype():
     assert name(1024) == ("softmax_pk_warp_c1024", 64, 2, 1024)
     assert name(1025) == ("softmax_pk_block_t128", 128, 1, 2048)
     assert name(8192) == ("softmax_pk_block_t512", 512, 1, 8192)
-    assert name(16384) == ("softmax_pk_block_t1024", 1024, 1, 16384) and name(16385) is None
+    assert name(16384) == ("softmax_pk_block_t1024", 1024, 1, 16384)
+    # bf16 past 1024 x 16: the 32-element instance, to 32768 (fp32 stops at 16384)
+    assert name(16385) == ("softmax_pk_block_t1024_e32", 1024, 1, 32768) and name(32769) is None
+    assert name(16385, "float32") is None
     for dt in OP.dtypes:  # the same instances on every arch (no clusters)
         for n in (1, 1000, 1024, 4097, 8192, 32768):
             assert OP.plan(V6, n, (8, 0), dt) == OP.plan(V6, n, (10, 0), dt)
@@ -78,7 +81,8 @@ def test_plan_by_width_and_dtype():
 
 
 def test_supports_and_bad_knobs_say_why():
-    assert "16384" in OP.supports(V6, Case((2, 16385), "bfloat16"))  # 1024 threads x 16 (block_elems 16)
+    assert "32768" in OP.supports(V6, Case((2, 32769), "bfloat16"))
+    assert "16384" in OP.supports(V6, Case((2, 16385), "float32"))  # 1024 threads x 16 (block_elems 16)
     assert OP.supports(V6, Case((2, 16384), "float32")) is None
     for meta, match in (({"lanes_per_row": 8}, "32 .* or 16"), ({"warps_per_block": 0}, "1 to 32"),
                         ({"block_elems": 48}, "16, 32 or 64")):
@@ -87,7 +91,7 @@ def test_supports_and_bad_knobs_say_why():
     # Every width the op's test cases have is held or declined with a reason, never an error.
     for case in OP.test_cases():
         why = OP.supports(V6, case)
-        assert why is None or "at most 16384" in why, (case.label, why)
+        assert why is None or ("at most 16384" if case.dtype == "float32" else "at most 32768") in why, (case.label, why)
         assert (why is None) == (case.shape[1] <= 32768), case.label
 
 
@@ -148,7 +152,8 @@ def test_every_instance_a_plan_names_exists_with_its_full_kernel():
             if p is not None:
                 names |= {f"{p.name}_{DTYPES[dt]}", f"{p.name}_full_{DTYPES[dt]}"}
     assert names <= set(sigs), sorted(names - set(sigs))
-    assert len(sigs) == 2 * 2 * (3 + 5) + 2  # (general, full) x dtypes x (warp caps + block sizes) + contract
+    # (general, full) x dtypes x (warp caps + block sizes) + contract + bf16's 32-element block (general, full)
+    assert len(sigs) == 2 * 2 * (3 + 5) + 2 + 2
 
 
 # ---- the arithmetic, as a CPU model through the checker -------------------------------------------
@@ -211,7 +216,8 @@ def test_knob_builds_compile_without_spills(arch="sm_90"):
         if label == "default":
             continue  # test_ops_mem_b compiles the default for every CI arch
         m = compile_file(V6.path, arch=arch, defines=_defines(_knobs(**meta), **extra))
-        assert len(m.resources) == 34, label
+        # 34, and bf16's 32-element block instance (2) where block_elems < 32
+        assert len(m.resources) == 34 + (2 if int(meta.get("block_elems", 16)) < 32 else 0), label
         for k, r in m.resources.items():
             if r.spills:
                 failures.append(f"{label} {k} [{arch}]: {r.registers} registers, {r.spill_stores} B spilled")
@@ -243,7 +249,9 @@ def test_full_kernels_sass_loads_read_only_16_bytes_and_nothing_scalar(arch):
         if "_full_" not in name:
             continue
         k = 4 if name.endswith("bf16") else 8  # 16-byte vectors a thread: 32 bf16 / 32 fp32 elements
-        if "_block_" in name:  # block rows hold block_elems (16) a thread: 2 bf16 / 4 fp32 vectors
+        if "_e32_" in name:  # bf16's 32-element block instance (rows of 16385-32768)
+            k = 4
+        elif "_block_" in name:  # block rows hold block_elems (16) a thread: 2 bf16 / 4 fp32 vectors
             k = 2 if name.endswith("bf16") else 4
         elif "_c256_" in name:
             k //= 4

@@ -114,7 +114,7 @@ def test_softmax_dispatch_takes_the_cluster_path_on_hopper_and_newer():
     # bf16 rows up to 1024 and of 4097-8192 on sm_90+: v6 (`_full` where the row is exactly the
     # instance's width and 16-byte aligned)
     for n, want_sm90, want_older in ((1000, "softmax_pk_warp_c1024", "softmax_warp_e32"),
-                                     (8192, "softmax_pk_block_t256_full", "softmax_block_t256"),
+                                     (8192, "softmax_pk_block_t512_full", "softmax_block_t256"),
                                      (131072, "softmax_pc_t256_e64_c8", "softmax_online_t512")):
         case = Case((2, n), "bfloat16")
         cmp, kernel = _run(op, v, case)

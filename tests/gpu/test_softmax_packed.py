@@ -19,6 +19,7 @@ from kernelab.check.inputs import DTYPES
 from kernelab.gpu import KernelFault, Module, compile_file, last_launched_kernel, synchronize
 from kernelab.ops import Case, discover, run_variant
 from kernelab.ops.build import target_arch
+from kernelab.ops.softmax import op as softmax_op
 
 pytestmark = pytest.mark.gpu
 
@@ -47,8 +48,11 @@ def _cases(dtype):
     for cap in (256, 512, 1024):  # warp rows; 5 rows = 2 full blocks of 2 warps and one with a warp past M
         out += [(Case((5, cap), dtype), True), (Case((5, cap - 1), dtype), False),
                 (Case((5, cap), dtype, offset=1), False), (Case((3, cap), dtype, params=(("mask", True),)), True)]
-    for t in (64, 128, 256, 512, 1024):  # block rows of t x 32
-        n = 32 * t
+    e = softmax_op.packed_block_elems(softmax_op.PACKED_DEFAULTS["block_elems"], dtype)
+    widths = [e * t for t in (64, 128, 256, 512, 1024)]  # block rows of t x the header's elements a thread
+    if dtype == "bfloat16" and e < 32:
+        widths.append(1024 * 32)  # the 32-element instance past them
+    for n in widths:
         out += [(Case((3, n), dtype), True), (Case((3, n - 3), dtype), False),
                 (Case((3, n), dtype, offset=3, layout="mixed_alignment"), False),
                 (Case((3, n), dtype, params=(("mask", True),)), True)]

@@ -317,7 +317,16 @@ def packed_plan(n: int, warps_per_block: int = PACKED_DEFAULTS["warps_per_block"
     for t in PACKED_BLOCK_THREADS:
         if n <= t * e:
             return Plan(f"softmax_pk_block_t{t}", t, capacity=t * e)
+    if dtype == "bfloat16" and e < 32 and n <= PACKED_BLOCK_THREADS[-1] * 32:
+        # bf16 rows past 1024 x e: v6's 32-element instance (the default's limit stays 32768)
+        return Plan("softmax_pk_block_t1024_e32", 1024, capacity=1024 * 32)
     return None
+
+
+def packed_max_n(block_elems: int, dtype: str) -> int:
+    """The widest row v6's instances hold at `block_elems` (bf16 keeps a 32-element instance)."""
+    e = packed_block_elems(block_elems, dtype)
+    return PACKED_BLOCK_THREADS[-1] * (max(e, 32) if dtype == "bfloat16" else e)
 
 
 def packed_full(p: Plan, n: int, x, y) -> bool:
@@ -451,7 +460,7 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
 
 def _limit(variant, dtype: str = "bfloat16") -> str:
     if variant.meta.get("strategy") == "packed":
-        return str(PACKED_BLOCK_THREADS[-1] * packed_block_elems(packed_knobs(variant)[2], dtype))
+        return str(packed_max_n(packed_knobs(variant)[2], dtype))
     if variant.meta.get("strategy") == "bulk":
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),

@@ -408,9 +408,8 @@ __device__ __forceinline__ MaxSum block_merge_pk(MaxSum p, float* pm, float* ps)
 
 // Block rows: one row a block of THREADS threads, PK_BLOCK_ELEMS elements each (fp32: at most
 // 32); one barrier.
-template <typename T, int THREADS, bool FULL>
+template <typename T, int THREADS, bool FULL, int E = (sizeof(T) == 4 ? PK_BLOCK_ELEMS_F32 : PK_BLOCK_ELEMS)>
 __device__ __forceinline__ void block_row(const T* __restrict__ x, T* __restrict__ y, int N) {
-  constexpr int E = sizeof(T) == 4 ? PK_BLOCK_ELEMS_F32 : PK_BLOCK_ELEMS;
   __shared__ float part_m[THREADS / 32], part_s[THREADS / 32];
   const size_t r = blockIdx.x;
   row<T, E, THREADS, FULL>(x + r * N, [=] { return y + r * N; }, N, threadIdx.x, true,
@@ -528,6 +527,16 @@ extern "C" __global__ void __launch_bounds__(512, PK_MB_T512_BF16)
 softmax_pk_block_t512_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 512, true>(x, y, N); }
 extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_BF16)
 softmax_pk_block_t1024_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, true>(x, y, N); }
+
+#if PK_BLOCK_ELEMS < 32
+// bf16 rows past 1024 x PK_BLOCK_ELEMS (16385-32768 at 16): 1024 threads x 32 elements, the same
+// instance as the 32-element default before session 5 (8192 x 32768: 257.4 us, 0.97x a copy).
+#define PK_MB_T1024_E32_BF16 softmax::pk::min_blocks(1024, PK_BLOCK_BF16_SM)
+extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
+softmax_pk_block_t1024_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, false, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
+softmax_pk_block_t1024_e32_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, true, 32>(x, y, N); }
+#endif
 
 // The names the op contract looks up: the widest warp instance (any row of up to 1024).
 extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W1024_F32)
