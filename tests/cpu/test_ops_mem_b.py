@@ -297,10 +297,10 @@ def test_every_planned_kernel_exists_in_its_variant():
                 for cc in ((8, 0), (9, 0)):
                     if v.min_arch and cc < Arch.parse(v.min_arch).cc:
                         continue
-                    p = op.plan(v, n, cc) if op is SOFTMAX else op.plan(v, n)
-                    if p is None:
-                        continue
-                    for dt in op.dtypes:
+                    for dt in op.dtypes:  # plans depend on the dtype (v6's bf16-only 32-element instance)
+                        p = op.plan(v, n, cc, dt) if op is SOFTMAX else op.plan(v, n, dt)
+                        if p is None:
+                            continue
                         want = op.kernel_name(dt) if p.name is None else f"{p.name}_{DTYPES[dt]}"
                         assert want in sigs, f"{v.id} plans {want} for N={n} on sm_{cc[0]}{cc[1]}, which it lacks"
 
