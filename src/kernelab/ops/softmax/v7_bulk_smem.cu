@@ -67,6 +67,7 @@
 // @blocks_per_sm 1
 // @min_cluster 1
 #include "softmax_common.cuh"
+#include "cluster_exchange.cuh"
 
 #ifndef SB_STAGES
 #define SB_STAGES 3
@@ -95,57 +96,15 @@ static_assert(SB_THREADS == 128 || SB_THREADS == 256 || SB_THREADS == 512 || SB_
 
 namespace softmax {
 namespace bulk {
+using namespace ::softmax::cx;  // ctarank, peer_addr, mbar_*, push_pair (cluster_exchange.cuh)
 
 // The ring: S stages of the block's chunk, 16-byte vectors (stage size set by the launch).
 extern __shared__ __align__(128) uint4 ring[];
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ unsigned ctarank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ unsigned nctarank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
-  return r;
-}
 __device__ __forceinline__ unsigned dynamic_smem_size() {
   unsigned r;
   asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
   return r;
-}
-__device__ __forceinline__ unsigned peer_addr(unsigned local, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-// One arrival that also says how many bytes the phase waits for (a bulk copy's or the peers' st.async).
-__device__ __forceinline__ void mbar_expect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-  const unsigned a = smem_addr(bar);
-  unsigned done;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(a), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-// The pair into `slot` of block `rank`'s shared memory; its 8 bytes complete on that block's `bar`.
-__device__ __forceinline__ void push_pair(float2* slot, unsigned long long* bar, unsigned rank, MaxSum p) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
-                   peer_addr(smem_addr(slot), rank)),
-               "f"(p.m), "f"(p.s), "r"(peer_addr(smem_addr(bar), rank))
-               : "memory");
 }
 // `bytes` (a multiple of 16) from global `src` (16-byte aligned) into this block's shared memory
 // at `dst`; completion is counted on `bar` (the destination block's own mbarrier).

@@ -1,0 +1,60 @@
+// cluster_exchange.cuh: the cluster primitives softmax v5_persistent and v7_bulk_smem share (sm_90+):
+// cluster rank and size, shared-memory addresses of this block and of a peer (mapa), mbarrier
+// init / expect-tx arrival / parity wait, and push_pair: a (max, sum) pair stored into a peer
+// block's shared memory by st.async, its 8 bytes counted on that block's mbarrier (complete_tx).
+// No cluster barrier and no fence: barrier.cluster.arrive.release makes ptxas emit MEMBAR.ALL.GPU,
+// which waits for the thread's loads in flight (v5's prefetch, v7's bulk copies).
+#pragma once
+#include "softmax_common.cuh"
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+namespace softmax {
+namespace cx {
+
+__device__ __forceinline__ unsigned ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned nctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ unsigned peer_addr(unsigned local, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// One arrival that also says how many bytes the phase waits for (a bulk copy's or the peers' st.async).
+__device__ __forceinline__ void mbar_expect(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned a = smem_addr(bar);
+  unsigned done;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// The pair into `slot` of block `rank`'s shared memory; its 8 bytes complete on that block's `bar`.
+__device__ __forceinline__ void push_pair(float2* slot, unsigned long long* bar, unsigned rank, MaxSum p) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
+                   peer_addr(smem_addr(slot), rank)),
+               "f"(p.m), "f"(p.s), "r"(peer_addr(smem_addr(bar), rank))
+               : "memory");
+}
+
+}  // namespace cx
+}  // namespace softmax
+#endif
