@@ -49,6 +49,7 @@
 // order kept, so a step's loads leave together (layernorm v4's lesson, its header (2)).
 #pragma once
 #include "../softmax/rows.cuh"
+#include "ld_scalar_if.cuh"
 
 #ifndef BLOCK
 #error "BLOCK (threads per block) is the header's @block: RowNorm.defines passes it"
@@ -208,26 +209,7 @@ __device__ __forceinline__ void sty(void* p, const uint4& v, const Policies& pol
 #endif
 }
 
-// One element as a float if pred, else 0.0f (head/tail scalars, layernorm's pivot): predicated in
-// the asm like the vectors, so it joins their batch.
-template <typename T>
-__device__ __forceinline__ float ld_scalar_if(const T* p, bool pred);
-template <>
-__device__ __forceinline__ float ld_scalar_if<float>(const float* p, bool pred) {
-  float r;
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.f32 %0, [%1];\n}"
-               : "=&f"(r)
-               : "l"(p), "r"(static_cast<int>(pred)));
-  return r;
-}
-template <>
-__device__ __forceinline__ float ld_scalar_if<__nv_bfloat16>(const __nv_bfloat16* p, bool pred) {
-  unsigned short r;
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b16 %0, 0;\n\t@q ld.global.nc.u16 %0, [%1];\n}"
-               : "=&h"(r)
-               : "l"(p), "r"(static_cast<int>(pred)));
-  return __uint_as_float(static_cast<unsigned>(r) << 16);  // a bf16 is the top half of an fp32
-}
+using normld::ld_scalar_if;  // one element if pred, else 0.0f (ld_scalar_if.cuh)
 
 // The group's row: thread index g in the group, the row (or -1 past M), warp index of the group's
 // first warp in the block.

@@ -20,6 +20,7 @@
 // vectors a thread does not own read as zero bits (0.0f in both dtypes).
 #pragma once
 #include "../softmax/rows.cuh"
+#include "ld_scalar_if.cuh"
 
 // X_LOAD: how x's 16-byte vectors are read.
 //   0: ld.global.nc (__ldg: read-only path, no eviction hint)  [default]
@@ -111,26 +112,7 @@ __device__ __forceinline__ uint4 ldg_if(const uint4* p, bool pred) {
   return r;
 }
 
-// One element of x at p as a float if pred, else 0.0f (head/tail scalars, the pivot): the same
-// predicated, volatile form.
-template <typename T>
-__device__ __forceinline__ float ld_scalar_if(const T* p, bool pred);
-template <>
-__device__ __forceinline__ float ld_scalar_if<float>(const float* p, bool pred) {
-  float r;
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.f32 %0, [%1];\n}"
-               : "=&f"(r)
-               : "l"(p), "r"(static_cast<int>(pred)));
-  return r;
-}
-template <>
-__device__ __forceinline__ float ld_scalar_if<__nv_bfloat16>(const __nv_bfloat16* p, bool pred) {
-  unsigned short r;
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b16 %0, 0;\n\t@q ld.global.nc.u16 %0, [%1];\n}"
-               : "=&h"(r)
-               : "l"(p), "r"(static_cast<int>(pred)));
-  return __uint_as_float(static_cast<unsigned>(r) << 16);  // a bf16 is the top half of an fp32
-}
+using normld::ld_scalar_if;  // one element if pred, else 0.0f (ld_scalar_if.cuh)
 
 // x's row slice for thread g of P: K raw vectors plus the head and tail scalars (0 if not owned).
 template <typename T, int E, int P>
