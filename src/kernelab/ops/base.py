@@ -107,6 +107,18 @@ class Variant:
             return default
         return int(self.meta[key].split()[0])
 
+    def meta_int_for(self, key: str, dtype: str, default: int | None = None) -> int:
+        """A per-dtype header value: `@<key>_bf16` / `@<key>_f32` where the header has one for
+        `dtype`, else `@<key>` (rmsnorm v4's `@block_bf16`, transpose v4's `@tile_rows_bf16`)."""
+        own = f"{key}_{DTYPES[dtype]}"
+        return self.meta_int(own) if own in self.meta else self.meta_int(key, default)
+
+    def dtype_defines(self, *keys: str) -> dict[str, int]:
+        """The per-dtype header values the header sets, as macros (`@block_bf16 256` -> BLOCK_BF16=256);
+        absent ones are left out, so variants without them keep their defines (and cache keys)."""
+        return {own.upper(): self.meta_int(own) for key in keys for sfx in ("bf16", "f32")
+                if (own := f"{key}_{sfx}") in self.meta}
+
     def dtypes(self, op: "OpSpec") -> tuple[str, ...]:
         """`@dtypes float32 bfloat16`: the dtypes this variant has kernels for (default: all of the op's)."""
         if "dtypes" in self.meta:

@@ -116,14 +116,8 @@ class RowNorm(OpSpec):
         if strategy not in STRATEGIES:
             raise ValueError(f"{variant.path.name}: unknown `@strategy {strategy}`; use one of {', '.join(STRATEGIES)}")
         elems = self.elems_per_thread(variant, dtype) if strategy == "fast_rows" else 0
-        return _plan(self.kernel_entry, strategy, self.block_threads(variant, dtype), variant.meta_int("rows_per_block", 1),
-                     n, elems)
-
-    @staticmethod
-    def block_threads(variant, dtype: str) -> int:
-        """`@block`, or the dtype's own `@block_bf16` / `@block_f32` where the header has one (rmsnorm v4)."""
-        own = "block_bf16" if dtype == "bfloat16" else "block_f32"
-        return variant.meta_int(own) if own in variant.meta else variant.meta_int("block", 256)
+        return _plan(self.kernel_entry, strategy, variant.meta_int_for("block", dtype, 256),
+                     variant.meta_int("rows_per_block", 1), n, elems)
 
     @staticmethod
     def elems_per_thread(variant, dtype: str) -> int:
@@ -140,11 +134,8 @@ class RowNorm(OpSpec):
             # The contract kernel's launch geometry (plan() below) as macros, so a kernel sized at
             # compile time (rmsnorm v4 / layernorm v5: shared slots, launch bounds, threads per row)
             # matches the launch, also when a sweep overrides the header values.
-            d = {"BLOCK": variant.meta_int("block", 256), "ROWS_PER_BLOCK": variant.meta_int("rows_per_block", 1)}
-            for key, macro in (("block_bf16", "BLOCK_BF16"), ("block_f32", "BLOCK_F32")):
-                if key in variant.meta:
-                    d[macro] = variant.meta_int(key)
-            return d
+            return {"BLOCK": variant.meta_int("block", 256), "ROWS_PER_BLOCK": variant.meta_int("rows_per_block", 1),
+                    **variant.dtype_defines("block")}
         return {}
 
     def supports(self, variant, case):

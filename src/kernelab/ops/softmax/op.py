@@ -180,10 +180,8 @@ class Softmax(OpSpec):
             name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
-        if isinstance(p, BulkPlan):  # v7: its ring of stages is dynamic shared memory
-            k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster, shared_mem=p.smem)
-        else:
-            k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster)
+        ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
+        k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster, **ring)
 
 
 ONLINE = Plan("softmax_online_t512", 512)
@@ -307,26 +305,30 @@ def packed_block_elems(block_elems: int, dtype: str) -> int:
 def packed_plan(n: int, warps_per_block: int = PACKED_DEFAULTS["warps_per_block"],
                 lanes_per_row: int = PACKED_DEFAULTS["lanes_per_row"], block_elems: int = PACKED_DEFAULTS["block_elems"],
                 dtype: str = "bfloat16") -> Plan | None:
-    """v6's instance for rows of n (None past 1024 x block elements). Launches take
+    """v6's instance for rows of n (None past packed_max_n). Launches take
     `<name>_full` instead when packed_full says so."""
     for cap in PACKED_WARP_CAPS:
         if n <= cap:
             return Plan(f"softmax_pk_warp_c{cap}", 32 * warps_per_block, warps_per_block * 32 // lanes_per_row,
                         capacity=cap)
+    return next((p for p in packed_block_plans(block_elems, dtype) if n <= p.capacity), None)
+
+
+@functools.lru_cache(maxsize=16)  # on the launch path: built once per (block_elems, dtype)
+def packed_block_plans(block_elems: int, dtype: str) -> tuple[Plan, ...]:
+    """v6's block-row instances, narrowest first: a block of t threads x e elements for each t,
+    then, in bf16 below 32 elements a thread, the 32-element 1024-thread instance (rows of up to
+    32768 whatever `@block_elems` is)."""
     e = packed_block_elems(block_elems, dtype)
-    for t in PACKED_BLOCK_THREADS:
-        if n <= t * e:
-            return Plan(f"softmax_pk_block_t{t}", t, capacity=t * e)
-    if dtype == "bfloat16" and e < 32 and n <= PACKED_BLOCK_THREADS[-1] * 32:
-        # bf16 rows past 1024 x e: v6's 32-element instance (the default's limit stays 32768)
-        return Plan("softmax_pk_block_t1024_e32", 1024, capacity=1024 * 32)
-    return None
+    plans = [Plan(f"softmax_pk_block_t{t}", t, capacity=t * e) for t in PACKED_BLOCK_THREADS]
+    if dtype == "bfloat16" and e < 32:
+        plans.append(Plan("softmax_pk_block_t1024_e32", 1024, capacity=1024 * 32))
+    return tuple(plans)
 
 
 def packed_max_n(block_elems: int, dtype: str) -> int:
-    """The widest row v6's instances hold at `block_elems` (bf16 keeps a 32-element instance)."""
-    e = packed_block_elems(block_elems, dtype)
-    return PACKED_BLOCK_THREADS[-1] * (max(e, 32) if dtype == "bfloat16" else e)
+    """The widest row v6's instances hold at `block_elems`."""
+    return packed_block_plans(block_elems, dtype)[-1].capacity
 
 
 def packed_full(p: Plan, n: int, x, y) -> bool:
@@ -414,12 +416,10 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
     budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
     v = 16 // (4 if dtype == "float32" else 2)
     for c in BULK_CLUSTERS:
-        if c < min_cluster:
-            continue
-        smem = stages * bulk_stage_bytes(n, c, dtype)
-        if smem <= budget:
-            return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * bulk_stage_bytes(n, c, dtype) // 16 * v,
-                            persistent=True, smem=smem)
+        stage = bulk_stage_bytes(n, c, dtype)
+        if c >= min_cluster and stages * stage <= budget:
+            return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
+                            smem=stages * stage)
     return None
 
 

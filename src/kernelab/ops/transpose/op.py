@@ -108,20 +108,13 @@ class Transpose(OpSpec):
     #                   (macros TILE_ROWS_BF16 / TILE_COLS_BF16; only variants that read them)
     # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond).
     def defines(self, variant):
-        d = {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
-             "TILE_COLS": variant.meta_int("tile_cols")}
-        for key in ("tile_rows_bf16", "tile_cols_bf16"):
-            if key in variant.meta:  # absent: the defines (and the cache key) of v0-v3 are unchanged
-                d[key.upper()] = variant.meta_int(key)
-        return d
+        return {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
+                "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols")}
 
     @staticmethod
     def tile(variant, dtype: str) -> tuple[int, int]:
         """(rows, cols) of m in one block tile of `variant`'s kernel for `dtype`."""
-        rows, cols = variant.meta_int("tile_rows"), variant.meta_int("tile_cols")
-        if dtype == "bfloat16":
-            rows, cols = variant.meta_int("tile_rows_bf16", rows), variant.meta_int("tile_cols_bf16", cols)
-        return rows, cols
+        return variant.meta_int_for("tile_rows", dtype), variant.meta_int_for("tile_cols", dtype)
 
     def launch(self, kernel, variant, case, inputs, outputs):
         m, out = inputs["m"], outputs["out"]
