@@ -67,6 +67,9 @@
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
 #endif
 #include "../rmsnorm/norm_l2.cuh"
+// One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
+// first ')' (min_blocks.cuh says the same).
+#define LN5_MIN_BLOCKS (SM_THREADS / BLOCK > 0 ? SM_THREADS / BLOCK : 1)
 
 namespace ln5 {
 
@@ -244,12 +247,12 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
 
 // Parameters are written out in full: kernelab reads each kernel's C signature from the source
 // to convert arguments (gpu/params.py), so they cannot hide in a macro.
-extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) layernorm_f32(
+extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS) layernorm_f32(
     const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int M,
     int N, float eps) {
   ln5::layernorm_rows<float>(x, w, b, y, M, N, eps);
 }
-extern "C" __global__ void __launch_bounds__(BLOCK, L2TP_MIN_BLOCKS) layernorm_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS) layernorm_bf16(
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
     __nv_bfloat16* __restrict__ y, int M, int N, float eps) {
   ln5::layernorm_rows<__nv_bfloat16>(x, w, b, y, M, N, eps);

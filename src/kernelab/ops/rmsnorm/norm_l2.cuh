@@ -41,7 +41,8 @@
 //   UNROLL2  pass-2 vectors of x (and of each parameter) per thread per step (default 2; layernorm
 //            v5 sets 1: three arrays of 2 spill); the general (misaligned) bodies take 1
 //   SM_THREADS  threads per SM the register cap must allow: __launch_bounds__ min blocks =
-//            SM_THREADS / BLOCK (2048: 32 registers, 1536: 40); each variant sets its default
+//            SM_THREADS / BLOCK (2048: 32 registers, 1536: 40); the variants define it and their
+//            launch bounds (rmsnorm v4 per dtype)
 // SASS (sm_90): the L1 hints are the opcode's .EL / .EF suffix; the L2 policy rides in the memory
 // descriptor (desc[URx], built from the createpolicy constant), not in the opcode.
 // Every load is one predicated `asm volatile` (setp + @p ld inside the asm, zeros when the
@@ -75,12 +76,6 @@
 #ifndef UNROLL2
 #define UNROLL2 2
 #endif
-#ifndef SM_THREADS
-#error "SM_THREADS (threads per SM the register cap allows) has a per-variant default: define it before including norm_l2.cuh"
-#endif
-// One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
-// first ')' (min_blocks.cuh says the same).
-#define L2TP_MIN_BLOCKS (SM_THREADS / BLOCK > 0 ? SM_THREADS / BLOCK : 1)
 
 namespace l2tp {
 

@@ -86,9 +86,6 @@
 #ifndef SM_THREADS_F32
 #define SM_THREADS_F32 1536  // 40 registers: 3 x 512-thread rows per SM (2048: 527.5 us, 1536: 497.0-498.4, 1024: 509.0)
 #endif
-#ifndef SM_THREADS
-#define SM_THREADS SM_THREADS_F32  // norm_l2.cuh's generic bound (unused by v4's entry points)
-#endif
 // One flat token each for __launch_bounds__ (kernelab's signature reader ends it at its first ')').
 #define RMS4_MIN_BLOCKS_BF16 (SM_THREADS_BF16 / BLOCK_BF16 > 0 ? SM_THREADS_BF16 / BLOCK_BF16 : 1)
 #define RMS4_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
