@@ -6,8 +6,9 @@ blocks (v3) on chip, or stream it twice (v2); v5 does v0/v1/v3's work with a per
 that loads the next row while it reduces the current one; v6 is v0/v1 with plain read-only
 loads, bf16 rows kept packed (twice the rows an SM) and small warp-row blocks; v7 (sm_90+, rows
 of 2049..262144) is v5's persistent clusters with the next rows staged in shared memory by bulk
-async copies; v4 picks among them by N, dtype and GPU (the table DISPATCH_SM90 below, with the
-measurements behind it).
+async copies; v8 (sm_90+, same widths) runs one persistent block an SM, a ring of bulk-copied
+chunks refilled by a producer warp plus the rest of the row read twice through L2; v4 picks
+among them by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
 element (max, subtract, scale, sum, multiply) plus one exp2 on the special-function unit;
@@ -132,6 +133,8 @@ class Softmax(OpSpec):
             return packed_plan(n, *packed_knobs(variant), dtype=dtype)
         if strategy == "bulk":
             return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
+        if strategy == "sm_rows":
+            return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
         threads = variant.meta.get("threads", "auto").split()[0]
         if threads != "auto" and int(threads) not in PERSISTENT_WIDE_THREADS:
             raise ValueError(f"{variant.path.name}: `@threads {threads}`: the persistent cluster instances have "
@@ -144,11 +147,14 @@ class Softmax(OpSpec):
                      dtype, 0 if threads == "auto" else int(threads), elems)
 
     def defines(self, variant):
-        """v6_packed_rows' and v7_bulk_smem's header knobs, as the macros their kernels are built
-        with (one source of truth: the plan reads the same header values)."""
+        """v6_packed_rows', v7_bulk_smem's and v8_sm_rows' header knobs, as the macros their kernels
+        are built with (one source of truth: the plan reads the same header values)."""
         if variant.meta.get("strategy") == "bulk":
             stages, threads, per_sm, _ = bulk_knobs(variant)
             return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": per_sm}
+        if variant.meta.get("strategy") == "sm_rows":
+            chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
+            return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
         if variant.meta.get("strategy") != "packed":
             return {}
         w, lanes, e = packed_knobs(variant)
@@ -185,7 +191,7 @@ class Softmax(OpSpec):
 
 
 ONLINE = Plan("softmax_online_t512", 512)
-STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk")
+STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -423,6 +429,60 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
     return None
 
 
+# ---- v8_sm_rows' instances ---------------------------------------------------------------------
+# One persistent block an SM (a cluster of C = 1, 2, 4 blocks per row); a block's share of a row is
+# staged in a ring of `@chunks` x `@chunk_kib` of dynamic shared memory (clipped to what a block may
+# have), and the rest of the share (the "L2 part") is read twice through L2. C is the smallest of
+# SM_ROWS_CLUSTERS (at least `@min_cluster`) whose L2 part is at most `@max_l2_kib` KiB, else the
+# largest. The block is `@threads` consumers + one producer warp. Header knobs (defaults in
+# SM_ROWS_DEFAULTS; Softmax.defines passes chunk_kib, chunks, threads and store to the compiler as
+# SR_CHUNK_KIB, SR_CHUNKS, SR_THREADS, SR_STORE).
+SM_ROWS_CLUSTERS = (1, 2, 4)
+SM_ROWS_DEFAULTS = {"chunk_kib": 16, "chunks": 13, "threads": 512, "max_l2_kib": 64, "min_cluster": 1, "store": 0}
+SM_ROWS_PRODUCER = 32  # the producer warp, on top of `@threads`
+SM_ROWS_MAX_CHUNKS = 24  # the kernel's full / empty mbarrier arrays (static shared memory < BULK_STATIC_MAX)
+
+
+def sm_rows_knobs(variant) -> tuple[int, int, int, int, int, int]:
+    """(chunk_kib, chunks, threads, max_l2_kib, min_cluster, store) from an sm_rows variant's header, checked."""
+    chunk_kib, chunks, threads, max_l2, min_c, store = (variant.meta_int(k, d) for k, d in SM_ROWS_DEFAULTS.items())
+    name = variant.path.name
+    if not 1 <= chunk_kib <= 64:
+        raise ValueError(f"{name}: `@chunk_kib {chunk_kib}`: chunks of 1 to 64 KiB")
+    if not 1 <= chunks <= SM_ROWS_MAX_CHUNKS:
+        raise ValueError(f"{name}: `@chunks {chunks}`: the ring holds 1 to {SM_ROWS_MAX_CHUNKS} chunks")
+    if threads % 32 or not 128 <= threads <= 1024 - SM_ROWS_PRODUCER:
+        raise ValueError(f"{name}: `@threads {threads}`: consumer threads, a multiple of 32 from 128 to "
+                         f"{1024 - SM_ROWS_PRODUCER} (the block has a producer warp more)")
+    if max_l2 < 0:
+        raise ValueError(f"{name}: `@max_l2_kib {max_l2}`: KiB of a block's share read through L2, at least 0")
+    if min_c not in SM_ROWS_CLUSTERS:
+        raise ValueError(f"{name}: `@min_cluster {min_c}`: one of {', '.join(map(str, SM_ROWS_CLUSTERS))}")
+    if store not in (0, 1, 2):
+        raise ValueError(f"{name}: `@store {store}`: 0 (st.global), 1 (st.global.cs) or 2 (L2 evict-first policy)")
+    return chunk_kib, chunks, threads, max_l2, min_c, store
+
+
+def sm_rows_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", chunk_kib: int = 16, chunks: int = 13,
+                 threads: int = 512, max_l2_kib: int = 64, min_cluster: int = 1) -> BulkPlan | None:
+    """v8's instance for rows of n on a GPU of compute capability cc (None: before sm_90, or rows
+    outside BULK_MIN_N..BULK_MAX_N). smem is the ring: min(the widest share, chunks x chunk, what
+    a block may have); the kernel stages min(share, ring) and reads the rest through L2."""
+    if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
+        return None
+    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
+    budget = (min(per_block, per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX) // 16 * 16
+    ring = min(chunks * chunk_kib * 1024, budget)
+    v = 16 // (4 if dtype == "float32" else 2)
+    sizes = [c for c in SM_ROWS_CLUSTERS if c >= min_cluster]
+    for c in sizes:
+        share = bulk_stage_bytes(n, c, dtype)  # the widest share a row of n gives a block
+        if share - ring <= max_l2_kib * 1024 or c == sizes[-1]:
+            return BulkPlan(f"softmax_sr_c{c}", threads + SM_ROWS_PRODUCER, 1, c, capacity=c * share // 16 * v,
+                            persistent=True, smem=min(share, ring))
+    return None
+
+
 def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32) -> Plan | None:
     if strategy == "warp":
         return rows.warp_plan("softmax", n)
@@ -463,6 +523,8 @@ def _limit(variant, dtype: str = "bfloat16") -> str:
         return str(packed_max_n(packed_knobs(variant)[2], dtype))
     if variant.meta.get("strategy") == "bulk":
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
+    if variant.meta.get("strategy") == "sm_rows":
+        return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),
             "persistent": str(MAX_PERSISTENT_N)}.get(variant.meta.get("strategy", ""), "any")
 
