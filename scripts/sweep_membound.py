@@ -652,8 +652,12 @@ class _FakeModule:
 def dry_run(args) -> int:
     """No GPU: compile every kernelab candidate for --arch, replay its launches at the bench and
     check shapes against the parsed signatures (CPU tensors, a fake kernel), print the instances."""
-    from kernelab.gpu import compile_file
+    from kernelab.gpu import compile_file, tensormap
 
+    # Persistent cluster launches (softmax v5/v7/v8) ask the driver how many clusters fit; with no
+    # driver here, an H200's 132 SMs with one block each stand in (the grid only, not the kernel).
+    tensormap.max_active_clusters = lambda kernel, block, cluster, shared_mem=0: 132 // (
+        cluster[0] if isinstance(cluster, tuple) else cluster)
     ops = discover()
     total, bad = 0.0, 0
     for sw in sweeps(args.ops):

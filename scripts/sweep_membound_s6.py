@@ -1,0 +1,67 @@
+"""Issue 7, session 6: the knob sweeps behind docs/runs/2026-11-30-h200-sweep_membound_s8*.json, as
+candidate lists on top of scripts/sweep_membound.py (same checks, timing and table).
+
+Usage (GPU machine): SWEEP_SET=wide|transpose PYTHONPATH=src python3 scripts/sweep_membound_s6.py --ops ... --out F
+    wide:      softmax v8_sm_rows (a block an SM, ring + L2 part) and its knobs at 2048 x 131072
+               bf16 / fp32 against v7 and v4; the 8192 x 32768 bf16 candidates (v2, v6's 32-element
+               instance, v7 / v8 with C = 1)
+    transpose: transpose v5_tma_tiles (TMA boxes) and its knobs at 16384^2 and 4096^2, both dtypes
+Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
+import os
+import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sweep_membound as sm
+from sweep_membound import Candidate, Sweep, Case
+
+P = [Candidate("torch", "peer"), Candidate("torch.compile", "peer")]
+
+
+def wide_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v7, v8 = "v7_bulk_smem", "v8_sm_rows"
+    # Checked on 264 rows: two rounds of 132 blocks (C = 1) / four of 66 clusters (C = 2).
+    bf, f32 = Case((2048, 131072), "bfloat16"), Case((2048, 131072), "float32")
+    out.append(Sweep("softmax", bf, "cold", Case((264, 131072), "bfloat16"), P + [
+        Candidate(v7, "existing", v7),
+        Candidate(v8, "new", v8),
+        Candidate(f"{v8} PREFETCH=0", "new", v8, defines={"SR_PREFETCH": 0}),
+        Candidate(f"{v8} L2_HINT=0", "new", v8, defines={"SR_L2_HINT": 0}),
+        Candidate(f"{v8} chunks 12", "new", v8, meta={"chunks": "12"}),
+        Candidate(f"{v8} t992", "new", v8, meta={"threads": "992"}),
+        Candidate(f"{v8} t256", "new", v8, meta={"threads": "256"}),
+        Candidate(f"{v8} c2", "new", v8, meta={"min_cluster": "2"}),
+        Candidate(f"{v8} store1", "new", v8, meta={"store": "1"}),
+        Candidate(f"{v8} LOAD_EF=0", "new", v8, defines={"SR_LOAD_EF": 0}),
+        Candidate(f"{v8} chunk8 x24", "new", v8, meta={"chunk_kib": "8", "chunks": "24"}),
+    ]))
+    out.append(Sweep("softmax", f32, "cold", Case((264, 131072), "float32"), P + [
+        Candidate(v7, "existing", v7),
+        Candidate(v8, "new", v8),
+        Candidate(f"{v8} t992", "new", v8, meta={"threads": "992"}),
+        Candidate(f"{v8} c1 (l2 320)", "new", v8, meta={"max_l2_kib": "320"}),
+        Candidate(f"{v8} c4", "new", v8, meta={"min_cluster": "4"}),
+        Candidate(f"{v8} PREFETCH=0", "new", v8, defines={"SR_PREFETCH": 0}),
+        Candidate(f"{v8} store1", "new", v8, meta={"store": "1"}),
+    ]))
+    mid = Case((8192, 32768), "bfloat16")
+    out.append(Sweep("softmax", mid, "cold", Case((264, 32768), "bfloat16"), P + [
+        Candidate("v4_dispatch", "existing", "v4_dispatch"),
+        Candidate("v6_packed_rows", "new", "v6_packed_rows"),  # its 32-element 1024-thread instance here
+        Candidate(v7, "new", v7),
+        Candidate(f"{v7} t1024", "new", v7, meta={"threads": "1024"}),
+        Candidate(v8, "new", v8),
+        Candidate(f"{v8} t992", "new", v8, meta={"threads": "992"}),
+    ]))
+    return out
+
+
+def transpose_sweeps(selected):
+    return []
+
+
+sm.sweeps = {"wide": wide_sweeps, "transpose": transpose_sweeps}[os.environ.get("SWEEP_SET", "wide")]
+if __name__ == "__main__":
+    sys.exit(sm.main())
