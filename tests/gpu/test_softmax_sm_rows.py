@@ -103,7 +103,7 @@ def test_full_check(case, cluster):
 # (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100)
 LOOPS = [(131072, "bfloat16", 0, None, 1), (131072, "float32", 0, None, 2), (262144, "bfloat16", 0, None, 2),
          (262144, "float32", 0, None, 4), (65537, "bfloat16", 1, None, 1),  # narrower than the ring: all staged
-         (65537, "float32", 3, None, 1), (131073, "bfloat16", 3, None, 1), (100000, "float32", 1, "mixed_alignment", 1),
+         (65537, "float32", 3, None, 1), (131073, "bfloat16", 3, None, 1), (100000, "float32", 1, "mixed_alignment", 2),
          (4097, "float32", 3, None, 1)]
 
 

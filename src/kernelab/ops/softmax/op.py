@@ -217,9 +217,12 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   kept as raw 16-byte vectors, __ldg, exp recomputed at the store) 262144 x 1024 250.8 us (v0
 #   266.1, torch.compile 250.6), 32768 x 8192 258.8 (v1 271.7, torch.compile 608.9): v6 takes bf16
 #   rows of up to 1024 and of 4097-8192 (the widths measured); 1025-4096 stay v1's.
+# Session 6 (docs/runs/2026-11-30-h200-sweep_membound_s6_wide.json, one process): 8192 x 32768 bf16
+#   v6's 32-element 1024-thread instance 257.7 us (0.97x a copy), v2 (v4's pick until then) 262.8,
+#   v7 272.6, v8 324.1: v6 takes bf16 4097-32768 (8193-16384, its 16-element 1024-thread
+#   instance, by proximity: unmeasured).
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "packed"), (4096, "block"), (8192, "packed"), (32768, "online"),
-                 (rows.MAX_CLUSTER_N, "persistent")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "persistent")),
     "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "persistent")),
 }
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).

@@ -5,8 +5,10 @@
 //   figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
 //     N <= 8192 (fp32: 4096)    v1, one block per row of 64/128/256 threads;
-//     N <= 32768                v2, online softmax: its re-read hits L2 (8192 x 32768 bf16:
-//                               v2 266 us, v1 303, v3 362; fp32 32768 x 8192: v2 515, v1 542);
+//     N <= 32768                fp32: v2, online softmax: its re-read hits L2 (fp32 32768 x 8192:
+//                               v2 515, v1 542); bf16 4097-32768: v6's block rows (8192 x 32768
+//                               bf16, session 6: v6's 32-element instance 257.7 us, v2 262.8;
+//                               session 3: v2 266, v1 303, v3 362);
 //     N <= 262144               v3, clusters of 2-8 blocks (256-1024 threads) per row;
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
 //   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
@@ -31,7 +33,7 @@
 #include "v3_cluster.cu"
 #endif
 #include "v5_persistent.cu"  // (its cluster code is guarded by __CUDA_ARCH__ >= 900 itself)
-#include "v6_packed_rows.cu"  // bf16 rows of 513-1024 and 4097-8192 on sm_90+ (DISPATCH_SM90)
+#include "v6_packed_rows.cu"  // bf16 rows of 513-1024 and 4097-32768 on sm_90+ (DISPATCH_SM90)
 
 // v0: one warp per row, 8 rows per 256-thread block.
 extern "C" __global__ void __launch_bounds__(256, 4)
@@ -254,6 +256,13 @@ extern "C" __global__ void __launch_bounds__(512, PK_MB_T512_BF16)
 softmax_pk_block_t512_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 512, true>(x, y, N); }
 extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_BF16)
 softmax_pk_block_t1024_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, true>(x, y, N); }
+#if PK_BLOCK_ELEMS < 32
+// bf16 rows of 16385-32768: v6's 1024 threads x 32 elements (PK_MB_T1024_E32_BF16 comes from v6).
+extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
+softmax_pk_block_t1024_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, false, 32>(x, y, N); }
+extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
+softmax_pk_block_t1024_e32_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, true, 32>(x, y, N); }
+#endif
 
 // The names the op contract looks up: the kernel that handles any width (v2's).
 extern "C" __global__ void __launch_bounds__(512, 2)

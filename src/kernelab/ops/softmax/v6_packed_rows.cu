@@ -456,6 +456,8 @@ __host__ __device__ constexpr int min_blocks(int threads, int sm_threads) {
 #define PK_MB_T256_BF16 softmax::pk::min_blocks(256 * PK_BLOCK_DOUBLE, PK_BLOCK_BF16_SM)
 #define PK_MB_T512_BF16 softmax::pk::min_blocks(512 * PK_BLOCK_DOUBLE, PK_BLOCK_BF16_SM)
 #define PK_MB_T1024_BF16 softmax::pk::min_blocks(1024 * PK_BLOCK_DOUBLE, PK_BLOCK_BF16_SM)
+// bf16's 32-element 1024-thread instance (rows of 16385-32768 when PK_BLOCK_ELEMS < 32; v4 has it too)
+#define PK_MB_T1024_E32_BF16 softmax::pk::min_blocks(1024, PK_BLOCK_BF16_SM)
 
 #ifndef SOFTMAX_NO_ENTRY_POINTS
 // Warp rows of up to 256 / 512 / 1024 elements (the plan takes the narrowest that holds N);
@@ -531,7 +533,6 @@ softmax_pk_block_t1024_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloa
 #if PK_BLOCK_ELEMS < 32
 // bf16 rows past 1024 x PK_BLOCK_ELEMS (16385-32768 at 16): 1024 threads x 32 elements, the same
 // instance as the 32-element default before session 5 (8192 x 32768: 257.4 us, 0.97x a copy).
-#define PK_MB_T1024_E32_BF16 softmax::pk::min_blocks(1024, PK_BLOCK_BF16_SM)
 extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
 softmax_pk_block_t1024_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, false, 32>(x, y, N); }
 extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
