@@ -6,6 +6,8 @@ Usage (GPU machine): SWEEP_SET=wide|transpose PYTHONPATH=src python3 scripts/swe
                bf16 / fp32 against v7 and v4; the 8192 x 32768 bf16 candidates (v2, v6's 32-element
                instance, v7 / v8 with C = 1)
     transpose: transpose v5_tma_tiles (TMA boxes) and its knobs at 16384^2 and 4096^2, both dtypes
+    small:     graph mode at 256 x 1024 (gelu_bias: v5's tight grid, R rows a thread) and 256 x 512
+               (transpose), both dtypes
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -62,6 +64,36 @@ def transpose_sweeps(selected):
     return []
 
 
-sm.sweeps = {"wide": wide_sweeps, "transpose": transpose_sweeps}[os.environ.get("SWEEP_SET", "wide")]
+def small_sweeps(selected):
+    """Graph-mode small shapes (<= 1 MiB) where torch.compile is ahead by ~1.1x."""
+    out = []
+    if "gelu_bias" in selected:
+        v5 = "v5_short_fit"
+        for dt in ("float32", "bfloat16"):
+            small = Case((256, 1024), dt)
+            out.append(Sweep("gelu_bias", small, "graph", Case((257, 1032), dt), P + [
+                Candidate("v2_fast_erfc", "existing", "v2_fast_erfc"),
+                Candidate(v5, "new", v5),
+                Candidate("v3 b128", "new", "v3_early_load", meta={"block": "128"}),
+                Candidate(f"{v5} tight R2", "new", v5, meta={"grid": "tight", "rows_per_thread": "2"}),
+                Candidate(f"{v5} tight R4", "new", v5, meta={"grid": "tight", "rows_per_thread": "4"}),
+                Candidate(f"{v5} tight R2 b256", "new", v5, meta={"grid": "tight", "rows_per_thread": "2", "block": "256"}),
+                Candidate(f"{v5} tight R1 b256", "new", v5, meta={"grid": "tight", "rows_per_thread": "1", "block": "256"}),
+            ]))
+    if "transpose" in selected:
+        for dt in ("bfloat16", "float32"):
+            small = Case((256, 512), dt)
+            out.append(Sweep("transpose", small, "graph", small, P + [
+                Candidate("v2_smem_padded", "existing", "v2_smem_padded"),
+                Candidate("v2 b512", "new", "v2_smem_padded", meta={"block": "512"}),
+            ] + transpose_small_candidates(dt)))
+    return out
+
+
+def transpose_small_candidates(dtype):
+    return []
+
+
+sm.sweeps = {"wide": wide_sweeps, "transpose": transpose_sweeps, "small": small_sweeps}[os.environ.get("SWEEP_SET", "wide")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -585,7 +585,9 @@ def test_v5_grid_mode_per_dtype():
 
     per_dtype = dataclasses.replace(v, meta={**v.meta, "grid": "bfloat16=persistent float32=oneshot"})
     assert (grid_mode(per_dtype, "bfloat16"), grid_mode(per_dtype, "float32")) == ("persistent", "oneshot")
-    with pytest.raises(ValueError, match="persistent or oneshot"):
+    tight = dataclasses.replace(v, meta={**v.meta, "grid": "float32=tight bfloat16=oneshot"})
+    assert (grid_mode(tight, "bfloat16"), grid_mode(tight, "float32")) == ("oneshot", "tight")
+    with pytest.raises(ValueError, match="persistent, oneshot or tight"):
         grid_mode(dataclasses.replace(v, meta={**v.meta, "grid": "bfloat16=waves"}), "bfloat16")
 
 

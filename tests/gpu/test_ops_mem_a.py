@@ -155,7 +155,8 @@ V5_LOOP_CASES = [Case((20000, 1024), "bfloat16"), Case((1_000_000, 16), "bfloat1
 V5_KNOBS = [({}, {}), ({}, {"INDEX32_LIMIT": 0}), ({"rows_per_thread": "2"}, {"PREFETCH": 1}),
             ({"rows_per_thread": "1"}, {"PREFETCH": 1, "MIN_BLOCKS": 16}),
             ({"rows_per_thread": "8"}, {}), ({"grid": "oneshot"}, {}), ({"grid": "persistent"}, {}),
-            ({"rows_per_thread": "1"}, {"MIN_BLOCKS": 16}), ({"block": "64"}, {})]
+            ({"rows_per_thread": "1"}, {"MIN_BLOCKS": 16}), ({"block": "64"}, {}),
+            ({"grid": "tight", "rows_per_thread": "2"}, {}), ({"grid": "tight", "rows_per_thread": "4"}, {})]
 
 
 @pytest.mark.parametrize("meta,defines", V5_KNOBS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "-")

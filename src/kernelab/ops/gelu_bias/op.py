@@ -113,7 +113,9 @@ class GeluBias(OpSpec):
     #                       (`@grid bfloat16=persistent float32=oneshot`, or one word for all):
     #                       persistent = the chunks grid (about one wave of resident blocks); oneshot =
     #                       at least ceil(rows / (by x R)) rows of blocks, so each thread takes one group.
-    #                       Both are capped at one row per thread, so a small tensor still gets a wave.
+    #                       Both are capped at one row per thread, so a small tensor still gets a wave;
+    #                       tight = exactly ceil(rows / (by x R)) rows of blocks, even for a small tensor
+    #                       (fewer blocks with R rows a thread: torch.compile's shape at 256 x 1024).
     def defines(self, variant):
         d = {"BLOCK": variant.meta_int("block", 256)}
         if "rows_per_thread" in variant.meta:
@@ -143,8 +145,13 @@ class GeluBias(OpSpec):
             bands = math.ceil(rows / (by * variant.meta_int("rows_per_thread")))
             kernel(x, bias, y, rows, cols, grid=(grid_x, max(1, min(bands, MAX_GRID_Y))), block=(bx, by))
             return
+        mode = grid_mode(variant, case.dtype) if layout == "groups" else "persistent"
+        if mode == "tight":  # one group per thread and no more blocks than that (small tensors: fewer, fuller blocks)
+            grid_y = max(1, min(math.ceil(rows / (by * variant.meta_int("rows_per_thread"))), MAX_GRID_Y))
+            kernel(x, bias, y, rows, cols, grid=(grid_x, grid_y), block=(bx, by))
+            return
         want_y = max(1, resident_blocks(kernel, block) // grid_x)
-        if layout == "groups" and grid_mode(variant, case.dtype) == "oneshot":
+        if mode == "oneshot":
             want_y = max(want_y, math.ceil(rows / (by * variant.meta_int("rows_per_thread"))))
         grid_y = max(1, min(math.ceil(rows / by), want_y, MAX_GRID_Y))
         kernel(x, bias, y, rows, cols, grid=(grid_x, grid_y), block=(bx, by))
@@ -155,9 +162,9 @@ def grid_mode(variant, dtype: str) -> str:
     words = variant.meta.get("grid", "persistent").split()
     modes = dict(w.split("=", 1) for w in words if "=" in w)
     mode = modes.get(dtype, next((w for w in words if "=" not in w), "persistent"))
-    if mode not in ("persistent", "oneshot"):
+    if mode not in ("persistent", "oneshot", "tight"):
         raise ValueError(f"{variant.path.name}: `@grid {variant.meta.get('grid')}` gives {mode!r} for {dtype}; "
-                         "use persistent or oneshot (per dtype: bfloat16=... float32=...)")
+                         "use persistent, oneshot or tight (per dtype: bfloat16=... float32=...)")
     return mode
 
 
