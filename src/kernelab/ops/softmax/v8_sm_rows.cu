@@ -72,6 +72,17 @@
 //   Risks: bf16 MUFU-bound (if EX2 + the F2FP packs share the 16/clk pipe: ~11-12 us of 16.1 a
 //   row, no margin for the exposed L2 latency); the L2 parts evicted before their re-read (DRAM
 //   reads > 1.0x of x in ncu); the stats sweep waiting on chunks (the ring holds only one row).
+// Measured (H200, one process: docs/runs/2026-11-30-h200-sweep_membound_s6_wide.json, copy 4.28 TB/s):
+//   slower than v7 everywhere, not adopted. 2048 x 131072 bf16 317.3 us (0.79x a copy; v7 300.7),
+//   with clusters of 2 (`@min_cluster 2`) 302.1; SR_PREFETCH 0 316.8, SR_L2_HINT 0 325.0, 12 chunks
+//   324.9, 992 threads 321.2, 256 threads 374.2, store .cs 313.2, SR_LOAD_EF 0 311.6, 24 x 8 KiB
+//   chunks 341.2. fp32 603.4 (v7 548.7); C = 1 (`@max_l2_kib 320`) 801.4 (the L2 parts, 39 MiB,
+//   thrash), C = 4 594.9, store .cs 587.2. 8192 x 32768 bf16 (the whole row staged) 324.1 vs v7
+//   272.6 and v6 257.7. What it shows: a block that holds one row's share at a time loses ~20%
+//   to one that holds 2-3 (v7), whatever else it saves: the stats sweep waits for the chunks the
+//   output sweep has just released, and no row is written while the next one is reduced; the
+//   prediction (MUFU ~55% of a row's time, hidden) missed that the stats and output sweeps of a
+//   block run one after the other, so its MUFU time adds to the load time instead of hiding under it.
 // Measured: BENCHMARKS.md, softmax rows (full runs).
 //
 // Knobs: header values (op.py reads them for the plan; `@chunk_kib`, `@chunks`, `@threads`, `@store`
