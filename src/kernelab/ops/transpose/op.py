@@ -13,8 +13,9 @@ with the fix (.contiguous(), or note that the transpose of a.t() is a plain copy
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from kernelab.ops.base import Case, OpSpec, Work
+from kernelab.ops.base import Case, OpSpec, Variant, Work
 
 # Largest gridDim.y; the kernels loop over row tiles beyond it, so any R works.
 MAX_GRID_Y = 65535
@@ -108,8 +109,25 @@ class Transpose(OpSpec):
     #                   (macros TILE_ROWS_BF16 / TILE_COLS_BF16; only variants that read them)
     # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond).
     def defines(self, variant):
-        return {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
-                "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols")}
+        d = {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
+             "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols")}
+        if is_tma(variant):  # v5: the ring, the output buffers and the grid mode (tma_geometry checks them)
+            for dt in self.dtypes:
+                tma_geometry(variant, dt)
+            d.update(STAGES=variant.meta_int("stages"), OUT_BUFS=variant.meta_int("out_bufs"),
+                     PERSISTENT=variant.meta_int("persistent"), **variant.dtype_defines("stages"))
+        return d
+
+    def supports(self, variant: Variant, case: Case) -> str | None:
+        reason = super().supports(variant, case)
+        if reason is None and is_tma(variant):
+            reason = tma_refusal(variant, case)
+        return reason
+
+    def dynamic_smem(self, variant: Variant, case: Case) -> int:
+        if is_tma(variant):
+            return tma_geometry(variant, case.dtype).smem
+        return super().dynamic_smem(variant, case)
 
     @staticmethod
     def tile(variant, dtype: str) -> tuple[int, int]:
@@ -117,6 +135,11 @@ class Transpose(OpSpec):
         return variant.meta_int_for("tile_rows", dtype), variant.meta_int_for("tile_cols", dtype)
 
     def launch(self, kernel, variant, case, inputs, outputs):
+        if is_tma(variant):  # its kernel takes tensor maps: the host side is vN_name.py (run_variant calls it)
+            if variant.launcher is None:
+                raise ValueError(f"{variant.path.name} declares `@tma` but has no {variant.path.stem}.py "
+                                 "launcher next to it")
+            return variant.launcher(self, kernel, variant, case, inputs, outputs)
         m, out = inputs["m"], outputs["out"]
         rows, cols = m.shape
         if rows == 0 or cols == 0:
@@ -148,6 +171,130 @@ def row_major_span(m):
         return m.reshape(-1), cols
     # A column slice: one flat view from m's first element to its last, same storage.
     return torch.as_strided(m, ((rows - 1) * ld + cols,), (1,)), ld
+
+
+# ---- TMA variants (v5_tma_tiles: `@tma 128` in the header) ----------------------------------------
+# The kernel moves tiles with cp.async.bulk.tensor.2d through two tensor maps (m's and out's), both
+# with the 128-byte swizzle, so a box row is at most 128 bytes: tiles are slabs of SLAB columns.
+
+TMA_MAX_BOX = 256  # elements per box side (cuTensorMapEncodeTiled)
+TMA_SMEM_LIMIT = 227 * 1024  # dynamic + static shared memory a block may opt into on sm_90 / sm_100
+TMA_STATIC_SMEM = 64  # the kernel's static shared memory: one 8-byte mbarrier a stage (8 stages at most)
+SMEM_ALIGN_SLACK = 1024  # the kernel rounds its dynamic shared memory up to a 1024-byte boundary
+ITEMSIZE = {"float32": 4, "bfloat16": 2}
+
+
+def is_tma(variant: Variant) -> bool:
+    return "tma" in variant.meta
+
+
+@dataclass(frozen=True)
+class TmaGeometry:
+    """One TMA variant's launch geometry for one dtype (from its header values, checked)."""
+
+    itemsize: int
+    tile_rows: int  # rows of m per tile (= the input box's rows; the output box's columns, in slabs)
+    tile_cols: int  # columns of m per tile (= the output box's rows)
+    block: int
+    stages: int
+    out_bufs: int
+    persistent: bool
+
+    @property
+    def slab(self) -> int:
+        """Elements in one 128-byte box row (the swizzle span): 32 fp32, 64 bf16."""
+        return 128 // self.itemsize
+
+    @property
+    def tile_bytes(self) -> int:
+        return self.tile_rows * self.tile_cols * self.itemsize
+
+    @property
+    def ring(self) -> int:
+        """Input stages the kernel keeps (one block per tile keeps one)."""
+        return self.stages if self.persistent else 1
+
+    @property
+    def outs(self) -> int:
+        return self.out_bufs if self.persistent else 1
+
+    @property
+    def smem(self) -> int:
+        """Dynamic shared memory per block: the ring and the output buffers, 1024-byte aligned."""
+        return (self.ring + self.outs) * self.tile_bytes + SMEM_ALIGN_SLACK
+
+    def tiles(self, rows: int, cols: int) -> int:
+        return math.ceil(rows / self.tile_rows) * math.ceil(cols / self.tile_cols)
+
+
+def tma_geometry(variant: Variant, dtype: str) -> TmaGeometry:
+    """The checked geometry of TMA variant `variant` for `dtype`; ValueError names a bad knob and its range."""
+    e = ITEMSIZE[dtype]
+    sfx = "_bf16" if dtype == "bfloat16" else ""
+    g = TmaGeometry(itemsize=e, tile_rows=variant.meta_int_for("tile_rows", dtype),
+                    tile_cols=variant.meta_int_for("tile_cols", dtype), block=variant.meta_int("block"),
+                    stages=variant.meta_int_for("stages", dtype), out_bufs=variant.meta_int("out_bufs"),
+                    persistent=bool(variant.meta_int("persistent")))
+    bad = []
+    for key, v in ((f"tile_rows{sfx}", g.tile_rows), (f"tile_cols{sfx}", g.tile_cols)):
+        if v <= 0 or v % g.slab or v > TMA_MAX_BOX:
+            bad.append(f"@{key} = {v}: a {dtype} tile side must be a multiple of {g.slab} (one 128-byte swizzled "
+                       f"box row) and at most {TMA_MAX_BOX} (a TMA box side)")
+    if g.block % 32 or not 32 <= g.block <= 1024:
+        bad.append(f"@block = {g.block}: whole warps, 32..1024 threads")
+    if not 1 <= g.stages <= 8:
+        bad.append(f"@stages{sfx if f'stages{sfx}' in variant.meta else ''} = {g.stages}: 1..8 input stages")
+    if not 1 <= g.out_bufs <= 4:
+        bad.append(f"@out_bufs = {g.out_bufs}: 1..4 output buffers")
+    if variant.meta_int("persistent") not in (0, 1):
+        bad.append(f"@persistent = {variant.meta_int('persistent')}: 1 (persistent grid) or 0 (a block per tile)")
+    if not bad and g.smem + TMA_STATIC_SMEM > TMA_SMEM_LIMIT:
+        bad.append(f"{dtype} needs {g.smem} B of shared memory a block ((stages {g.ring} + output buffers {g.outs}) x "
+                   f"{g.tile_bytes} B tiles + {SMEM_ALIGN_SLACK}) + up to {TMA_STATIC_SMEM} B of mbarriers; the limit "
+                   f"is {TMA_SMEM_LIMIT} B. Fix: fewer stages or buffers, or smaller tiles")
+    if bad:
+        raise ValueError(f"{variant.name}: " + "; ".join(bad))
+    return g
+
+
+def tma_refusal(variant: Variant, case: Case) -> str | None:
+    """Why a TMA variant cannot run `case` (its tensor maps' constraints), or None.
+
+    cuTensorMapEncodeTiled needs a 16-byte aligned base address and a row stride that is a multiple
+    of 16 bytes, for m's map and for out's ([C, R] contiguous: row stride R elements). The layouts
+    follow make_inputs / make_outputs: an `offset` view starts `offset` elements into its allocation
+    (m, and out unless the layout is mixed_alignment or column_slice); a column slice m[:, k:] starts
+    k elements in and has row stride C + k. Bad knobs are a reason too (the message names them)."""
+    try:
+        tma_geometry(variant, case.dtype)
+    except ValueError as e:
+        return str(e)
+    rows, cols = case.shape
+    e = ITEMSIZE[case.dtype]
+    if rows == 0 or cols == 0:
+        return None  # nothing to launch
+    k = int(case.param("col_start", 1)) if case.layout == "column_slice" else 0
+    in_start = case.offset + k
+    in_stride = cols + k
+    out_start = 0 if case.layout in ("mixed_alignment", "column_slice") else case.offset
+    why = []
+    if in_start * e % 16:
+        why.append(f"m starts {in_start} element(s) = {in_start * e} bytes into its allocation, and a TMA tensor map "
+                   "needs a 16-byte aligned base address")
+    if in_stride * e % 16:
+        why.append(f"m's row stride is {in_stride} elements = {in_stride * e} bytes, and a TMA tensor map needs a "
+                   f"multiple of 16 bytes ({16 // e} {case.dtype} elements)")
+    if out_start * e % 16:
+        why.append(f"out starts {out_start} element(s) = {out_start * e} bytes into its allocation (needs 16-byte "
+                   "alignment)")
+    if rows * e % 16:
+        why.append(f"out's row stride is R = {rows} elements = {rows * e} bytes, not a multiple of 16 ({16 // e} "
+                   f"{case.dtype} elements)")
+    if max(rows, cols) >= 1 << 31:
+        why.append(f"a side of {max(rows, cols)} is past TMA's signed 32-bit coordinates")
+    if why:
+        return f"{variant.name} (TMA): " + "; ".join(why) + ". Other transpose variants run it"
+    return None
 
 
 OP = Transpose()
