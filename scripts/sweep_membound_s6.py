@@ -61,7 +61,35 @@ def wide_sweeps(selected):
 
 
 def transpose_sweeps(selected):
-    return []
+    out = []
+    if "transpose" not in selected:
+        return out
+    v4, v5 = "v4_grouped_order", "v5_tma_tiles"
+    for dt in ("float32", "bfloat16"):
+        bf = dt == "bfloat16"
+        tiles = (lambda r, c: {"tile_rows_bf16": str(r), "tile_cols_bf16": str(c)}) if bf else \
+                (lambda r, c: {"tile_rows": str(r), "tile_cols": str(c)})
+        out.append(Sweep("transpose", Case((16384, 16384), dt), "cold", Case((2120, 448), dt), P + [
+            Candidate(v4, "existing", v4),
+            Candidate(v5, "new", v5),
+            Candidate(f"{v5} out_bufs 2", "new", v5, meta={"out_bufs": "2"}),
+            Candidate(f"{v5} stages 2", "new", v5, meta={"stages": "2"}),
+            Candidate(f"{v5} stages 4", "new", v5, meta={"stages": "4", "out_bufs": "2"}),
+            Candidate(f"{v5} b128", "new", v5, meta={"block": "128"}),
+            Candidate(f"{v5} b512", "new", v5, meta={"block": "512"}),
+            Candidate(f"{v5} one tile a block", "new", v5, meta={"persistent": "0", "stages": "1", "out_bufs": "1"}),
+            Candidate(f"{v5} GROUP 1", "new", v5, defines={"GROUP": 1}),
+        ] + ([Candidate(f"{v5} 64x128", "new", v5, meta=tiles(64, 128)),
+              Candidate(f"{v5} 128x64", "new", v5, meta=tiles(128, 64)),
+              Candidate(f"{v5} 64x64", "new", v5, meta=tiles(64, 64))] if bf else
+             [Candidate(f"{v5} 64x128", "new", v5, meta=tiles(64, 128)),
+              Candidate(f"{v5} 128x64", "new", v5, meta=tiles(128, 64)),
+              Candidate(f"{v5} 32x64", "new", v5, meta=tiles(32, 64))])))
+        out.append(Sweep("transpose", Case((4096, 4096), dt), "cold", None, P + [
+            Candidate("v3_vec_swizzle" if bf else v4, "existing", "v3_vec_swizzle" if bf else v4),
+            Candidate(v5, "new", v5),
+        ]))
+    return out
 
 
 def small_sweeps(selected):
@@ -91,7 +119,13 @@ def small_sweeps(selected):
 
 
 def transpose_small_candidates(dtype):
-    return []
+    v5 = "v5_tma_tiles"
+    key = ("tile_rows_bf16", "tile_cols_bf16") if dtype == "bfloat16" else ("tile_rows", "tile_cols")
+    small = {key[0]: "64", key[1]: "64"}
+    return [Candidate(v5, "new", v5),
+            Candidate(f"{v5} 64x64 one tile a block", "new", v5,
+                      meta={**small, "persistent": "0", "stages": "1", "out_bufs": "1"}),
+            Candidate(f"{v5} 64x64 b128", "new", v5, meta={**small, "block": "128"})]
 
 
 sm.sweeps = {"wide": wide_sweeps, "transpose": transpose_sweeps, "small": small_sweeps}[os.environ.get("SWEEP_SET", "wide")]
