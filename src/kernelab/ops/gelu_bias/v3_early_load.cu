@@ -17,16 +17,21 @@
 //   there), fp32 about v2's.
 // Measured: BENCHMARKS.md (full runs); the H200 sweep (docs/runs/2026-11-30-h200-sweep_membound.json): 32768x8192 283.4 us = 1.45x torch.compile (v2 1.44x); 256x1024 in
 //   graph mode 1.8 us = 0.86x (v2 0.80x), and 0.95x with 128-thread blocks. Full runs: BENCHMARKS.md.
+// Block size (session 6): 128 threads, since v3 is the small-tensor variant. fp32 256 x 1024 in graph
+//   mode with 128-thread blocks 1.711 / 1.722 / 1.724 / 1.738 us in four sweeps (-sweep_membound_s3,
+//   -s4, -s4b, -s6_small.json) vs 1.777-1.792 at 256, the fastest fp32 variant there each time
+//   (torch.compile 1.61-1.79); at 32768 x 8192 bf16 128 threads cost 0.5% (285.0 vs 283.6 us,
+//   -sweep_gelu_block128.json), where v5 is the pick anyway.
 //
-// @block 256
+// @block 128
 // @layout chunks
 // @access_bytes 16 (loads of x and bias, stores of y, where aligned)
 #include <cuda_bf16.h>
 
 #ifndef BLOCK
-#define BLOCK 256
+#define BLOCK 128
 #endif
-// 2048 threads per SM (8 blocks of 256; 16 of 128 when a sweep sets BLOCK 128): caps registers at
+// 2048 threads per SM (16 blocks of 128, or 8 of 256 when a sweep sets BLOCK 256): caps registers at
 // 32 (no spills on sm_80..sm_120).
 // Each thread has one row's 16-byte load in flight at a time (ptxas places each load just
 // before its use even when several rows are loaded up front, seen in the SASS), so latency is

@@ -75,6 +75,16 @@
 //   2^20 column-major, 1 row-major), MIN_BLOCKS (register budget; default: 64 registers a thread).
 //   Shared memory per block: (STAGES + OUT_BUFS) x tile bytes + 1 KiB (1024-byte alignment):
 //   fp32 64 x 64: 6 x 16 KiB + 1 KiB = 97 KiB, 2 blocks an SM; bf16 128 x 128: 6 x 32 + 1 = 193 KiB.
+// Measured (H200, one process: docs/runs/2026-11-30-h200-sweep_membound_s6_transpose.json, -s6_small
+//   .json; copy 4.28 TB/s): no gain over v4, not adopted. 16384^2 fp32 549.4 us persistent (v4 524.5,
+//   torch.compile 541.7); out_bufs 2 547.1, stages 2 545.5, stages 4 545.5-548.0, 128 / 512 threads
+//   546.3 / 548.6, tiles 64 x 128 552.3, 128 x 64 545.8, 32 x 64 558.0, GROUP 1 567.1; one tile a
+//   block (no ring: `@persistent 0`) 524.4 = v4's 524.5. bf16 273.0 persistent, one tile a block
+//   262.4 (v4 260.2), 64 x 64 tiles 295.0. 4096^2 fp32 34.8 (v4 34.0, torch.compile 33.1). 256 x 512
+//   in graph mode 2.2-2.6 us (v2 1.4-1.5). What it shows: a TMA tile pipeline reaches exactly v4's
+//   rate at one tile a block and loses 4-5% as a persistent ring, so the SM side (issue slots,
+//   bytes in flight, bank conflicts) is not what holds transposes at 0.96x a copy; both hit the
+//   same wall, the DRAM side of a transpose's access pattern.
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 //
 // @arch sm_90
