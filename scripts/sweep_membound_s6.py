@@ -122,10 +122,24 @@ def transpose_small_candidates(dtype):
     v5 = "v5_tma_tiles"
     key = ("tile_rows_bf16", "tile_cols_bf16") if dtype == "bfloat16" else ("tile_rows", "tile_cols")
     small = {key[0]: "64", key[1]: "64"}
-    return [Candidate(v5, "new", v5),
-            Candidate(f"{v5} 64x64 one tile a block", "new", v5,
-                      meta={**small, "persistent": "0", "stages": "1", "out_bufs": "1"}),
-            Candidate(f"{v5} 64x64 b128", "new", v5, meta={**small, "block": "128"})]
+    v6 = "v6_register_blocks"
+    # One BLOCK for both kernels, so the other dtype's tile follows it: (TILE_COLS / V) x (TILE_ROWS / V) = BLOCK.
+    other = {64: ({"tile_rows": "32", "tile_cols": "32"}, {"tile_rows_bf16": "32", "tile_cols_bf16": "128"}),
+             256: ({"tile_rows": "64", "tile_cols": "64"}, {"tile_rows_bf16": "128", "tile_cols_bf16": "128"})}
+
+    def tiles(r, c, b):
+        f32, bf = other[b]
+        mine = {"tile_rows_bf16": str(r), "tile_cols_bf16": str(c)} if dtype == "bfloat16" else \
+            {"tile_rows": str(r), "tile_cols": str(c)}
+        return {**f32, **bf, **mine, "block": str(b)}
+    regs = [Candidate(v6, "new", v6)] + (
+        [Candidate(f"{v6} 32x128 b64", "new", v6, meta=tiles(32, 128, 64)),
+         Candidate(f"{v6} 64x64 b64", "new", v6, meta=tiles(64, 64, 64)),
+         Candidate(f"{v6} 128x128 b256", "new", v6, meta=tiles(128, 128, 256))] if dtype == "bfloat16" else
+        [Candidate(f"{v6} 32x32 b64", "new", v6, meta=tiles(32, 32, 64)),
+         Candidate(f"{v6} 16x64 b64", "new", v6, meta=tiles(16, 64, 64)),
+         Candidate(f"{v6} 64x64 b256", "new", v6, meta=tiles(64, 64, 256))])
+    return regs  # v5 at 256 x 512 (2.2-2.6 us) was measured in the first small sweep (-s6_small.json)
 
 
 sm.sweeps = {"wide": wide_sweeps, "transpose": transpose_sweeps, "small": small_sweeps}[os.environ.get("SWEEP_SET", "wide")]

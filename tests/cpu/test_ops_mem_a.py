@@ -41,7 +41,8 @@ def test_variants_are_discovered_in_order():
     assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent", "v3_oneshot",
                                                 "v4_ticket"]
     assert [v.name for v in TRANSPOSE.variants()] == ["v0_naive", "v1_smem_tiled", "v2_smem_padded", "v3_vec_swizzle",
-                                                      "v4_grouped_order", "v5_tma_tiles"]
+                                                      "v4_grouped_order", "v5_tma_tiles",
+                                                      "v6_register_blocks"]
     assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load",
                                                  "v4_oneshot_rows", "v5_short_fit"]
     for name in MINE:
@@ -59,8 +60,8 @@ def test_headers_say_what_changed_why_predicted_and_where_measured(op_name):
         if v.number:
             assert f"What changed from v{v.number - 1}" in v.header or f"v{v.number - 1} with" in v.summary, v.name
         assert "Why" in v.header, v.name
-        # gelu_bias v3 and v5 run 128-thread blocks (the 256 x 1024 graph-mode shape); the rest 256.
-        small = v.id in ("gelu_bias/v3_early_load", "gelu_bias/v5_short_fit")
+        # gelu_bias v3 and v5 and transpose v6 run 128-thread blocks (the graph-mode small shapes); the rest 256.
+        small = v.id in ("gelu_bias/v3_early_load", "gelu_bias/v5_short_fit", "transpose/v6_register_blocks")
         assert v.meta_int("block") == (128 if small else 256), v.name
 
 
@@ -394,7 +395,7 @@ def test_transpose_grids_cover_the_matrix(case, monkeypatch):
         calls, inputs, outputs = _launch(TRANSPOSE, v, case, monkeypatch)
         ((name, args, grid, block),) = calls
         src, out, rows, cols, ld = args
-        assert (rows, cols) == case.shape and block == (256,)
+        assert (rows, cols) == case.shape and block == (v.meta_int("block"),)
         assert ld == inputs["m"].stride(0) if rows > 1 else ld == cols
         assert src.data_ptr() == inputs["m"].data_ptr() and out.data_ptr() == outputs["out"].data_ptr()
         assert src.numel() == (rows - 1) * ld + cols
@@ -662,7 +663,8 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
     assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "gelu_bias/v3_early_load",
                                    "gelu_bias/v4_oneshot_rows", "gelu_bias/v5_short_fit",
                                    "sum/v2_vec_persistent", "sum/v3_oneshot",
-                                   "sum/v4_ticket", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order"]
+                                   "sum/v4_ticket", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
+                                   "transpose/v6_register_blocks"]
 
 
 def _loop_per_vector(variant, kernel, arch="sm_90"):

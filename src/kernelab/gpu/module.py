@@ -175,8 +175,12 @@ class Kernel:
             raise ArgumentError(f"{self.name}({sig}) takes {len(self.params)} arguments, got {len(args)}")
         return [conv(a) for conv, a in zip(self._convert, args)]
 
-    def _config(self, grid, block, shared_mem, cluster):
-        """Validate a launch geometry once and build cuda.core's LaunchConfig for it."""
+    def _config(self, grid, block, shared_mem, cluster, cooperative=False):
+        """Validate a launch geometry once and build cuda.core's LaunchConfig for it.
+
+        cooperative=True: a cooperative launch (every block of the grid resident at once, or the
+        launch is refused), for kernels whose blocks wait for each other (softmax v9's groups).
+        cuda.core then checks the grid against the occupancy API before each launch."""
         from cuda.core import LaunchConfig
 
         g, b = _dims(grid, "grid"), _dims(block, "block")
@@ -187,23 +191,29 @@ class Kernel:
         if cluster is not None:
             kw["cluster"] = _dims(cluster, "cluster")
             self.allow_cluster(cluster)
+        if cooperative:
+            kw["is_cooperative"] = True  # only when asked: every other launch builds the config it always did
         return LaunchConfig(**kw)
 
-    def launch(self, grid, block, *args, shared_mem: int = 0, cluster=None, stream=None) -> None:
+    def launch(self, grid, block, *args, shared_mem: int = 0, cluster=None, stream=None,
+               cooperative: bool = False) -> None:
         """Launch on `stream` (default: torch's current stream).
 
         With `cluster=`, `grid` counts clusters (cuda.core's LaunchConfig), so the kernel sees
-        gridDim = grid * cluster."""
-        self(*args, grid=grid, block=block, shared_mem=shared_mem, cluster=cluster, stream=stream)
+        gridDim = grid * cluster. With `cooperative=True` all blocks are co-resident or the
+        launch raises LaunchError (grid larger than SMs x the occupancy API's blocks per SM)."""
+        self(*args, grid=grid, block=block, shared_mem=shared_mem, cluster=cluster, stream=stream,
+             cooperative=cooperative)
 
-    def __call__(self, *args, grid, block, shared_mem: int = 0, cluster=None, stream=None) -> None:
+    def __call__(self, *args, grid, block, shared_mem: int = 0, cluster=None, stream=None,
+                 cooperative: bool = False) -> None:
         # The hot path: host launch overhead is a measured target (<= 1.2x torch.add), so it
         # holds no imports, no isinstance chains and one dict lookup for the geometry.
-        key = (grid, block, shared_mem, cluster)
+        key = (grid, block, shared_mem, cluster, cooperative)
         try:
             config = self._configs[key]
         except (KeyError, TypeError):  # TypeError: a list geometry is unhashable
-            config = self._config(grid, block, shared_mem, cluster)
+            config = self._config(grid, block, shared_mem, cluster, cooperative)
             try:
                 if len(self._configs) < 64:
                     self._configs[key] = config
@@ -220,7 +230,8 @@ class Kernel:
         except Exception as e:
             if is_sticky_message(str(e)):
                 raise KernelFault(self.name, str(e)) from None
-            raise LaunchError(f"{self.name}: launch with grid={grid} block={block} shared_mem={shared_mem} "
+            coop = " cooperative" if cooperative else ""
+            raise LaunchError(f"{self.name}:{coop} launch with grid={grid} block={block} shared_mem={shared_mem} "
                               f"was refused: {e}") from None
         if _LAUNCH_BLOCKING:
             import torch

@@ -7,8 +7,10 @@ that loads the next row while it reduces the current one; v6 is v0/v1 with plain
 loads, bf16 rows kept packed (twice the rows an SM) and small warp-row blocks; v7 (sm_90+, rows
 of 2049..262144) is v5's persistent clusters with the next rows staged in shared memory by bulk
 async copies; v8 (sm_90+, same widths) runs one persistent block an SM, a ring of bulk-copied
-chunks refilled by a producer warp plus the rest of the row read twice through L2; v4 picks
-among them by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
+chunks refilled by a producer warp plus the rest of the row read twice through L2; v9 (sm_90+,
+same widths) is v7's ring with a row's C blocks an ordinary group of a cooperative grid (any C of
+1..16, chosen to fill every SM) exchanging (max, sum) through global memory; v4 picks among them
+by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
 element (max, subtract, scale, sum, multiply) plus one exp2 on the special-function unit;
@@ -135,6 +137,8 @@ class Softmax(OpSpec):
             return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
         if strategy == "sm_rows":
             return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
+        if strategy == "grid_groups":  # without M and the SM count: the smallest group that fits (launch re-plans)
+            return grid_groups_plan(n, None, tuple(cc), dtype, None, *grid_groups_knobs(variant))
         threads = variant.meta.get("threads", "auto").split()[0]
         if threads != "auto" and int(threads) not in PERSISTENT_WIDE_THREADS:
             raise ValueError(f"{variant.path.name}: `@threads {threads}`: the persistent cluster instances have "
@@ -149,6 +153,8 @@ class Softmax(OpSpec):
     def defines(self, variant):
         """v6_packed_rows', v7_bulk_smem's and v8_sm_rows' header knobs, as the macros their kernels
         are built with (one source of truth: the plan reads the same header values)."""
+        if variant.meta.get("strategy") == "grid_groups":
+            return {"GG_THREADS": grid_groups_knobs(variant)[1]}  # the ring's depth is the launch's
         if variant.meta.get("strategy") == "bulk":
             stages, threads, per_sm, _ = bulk_knobs(variant)
             return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": per_sm}
@@ -177,6 +183,8 @@ class Softmax(OpSpec):
             return
         if n >= 2**31 or m >= 2**31:
             raise ValueError(f"softmax: M = {m} and N = {n} must each be < 2^31 (the kernels index rows with int)")
+        if variant.meta.get("strategy") == "grid_groups":
+            return grid_groups_launch(kernel, variant, case, inputs["x"], outputs["y"])
         p = self.plan(variant, n, rows.arch_cc(kernel), case.dtype)
         if p is None:
             raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
@@ -191,7 +199,8 @@ class Softmax(OpSpec):
 
 
 ONLINE = Plan("softmax_online_t512", 512)
-STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows")
+STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
+              "grid_groups")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -486,6 +495,166 @@ def sm_rows_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", chunk_kib
     return None
 
 
+# ---- v9_grid_groups' instances -------------------------------------------------------------------
+# v7's ring of bulk-copied stages, but a row's C blocks are a group of ordinary blocks of a
+# cooperative grid (no hardware cluster), exchanging (max, sum) through a zeroed global workspace;
+# the block is `@threads` consumers + one exchange warp. C is any of GG_GROUPS. The rule
+# (grid_groups_plan): the ring is `@stages` deep, or the deepest below it (down to 2) at which some C
+# fits; among the C whose S stages of the widest share fit the block's shared memory (v7's budget),
+# the least predicted time
+#     ceil(M / Q) x (2 x stage bytes + GG_ROW_OVERHEAD),   Q = min(M, floor(resident blocks / C)) groups,
+# i.e. rounds of the busiest group x the bytes one block moves a round (its share read and written)
+# plus its fixed per-row cost; ties to the smaller C. Idle SMs (C x Q < resident) and the last,
+# partial round count through ceil(M / Q) x share. `@group N` forces C = N. Header knobs (defaults in
+# GG_DEFAULTS; Softmax.defines passes threads as GG_THREADS; the kernel takes S from its dynamic
+# shared memory, so `@stages` needs no rebuild). H200 (132 SMs): bf16 2048 x 131072 -> C = 6
+# (4 stages), fp32 -> C = 11; the CPU tests pin these and B200's, 4096 x 65536 and narrow rows.
+GG_GROUPS = tuple(range(1, 17))
+GG_DEFAULTS = {"stages": 4, "threads": 512}
+GG_EXCHANGE_WARP = 32  # on top of `@threads`
+# A block's fixed cost per row (2 consumer barriers, 2 hand-overs to and from the exchange warp, the
+# refill, head / tail scalars: ~0.1 us), as the bytes the block would move in that time at 1/132 of
+# 4.3 TB/s (~32 GB/s an SM x 0.12 us ~ 4 KiB). It only tips the choice when two C have nearly the
+# same rounds x share: +3% at 64 KiB shares, +9% at 21 KiB.
+GG_ROW_OVERHEAD = 4096
+GG_COUNTER_STRIDE = 32  # unsigned counters per group: one 128-byte line each (the kernel's COUNTER_STRIDE)
+
+
+@dataclasses.dataclass(frozen=True)
+class GridGroupsPlan(Plan):
+    """A v9 plan: groups of `group` ordinary blocks per row (cluster stays None), `groups` of them
+    launched (0: not sized, a plan made without M or the SM count), `smem` bytes of ring a block."""
+
+    smem: int = 0
+    group: int = 1
+    groups: int = 0
+
+    @property
+    def grid_blocks(self) -> int:
+        return self.group * self.groups
+
+    def __str__(self) -> str:
+        sized = f", {self.groups} groups" if self.groups else ""
+        return f"{self.name} (block {self.block}, group {self.group}{sized}, ring {self.smem} B)"
+
+
+def grid_groups_knobs(variant) -> tuple[int, int, int]:
+    """(stages, threads, group) from a grid_groups variant's header, checked; group 0 = `@group auto`."""
+    stages, threads = (variant.meta_int(k, d) for k, d in GG_DEFAULTS.items())
+    name = variant.path.name
+    raw = (variant.meta.get("group") or "auto").split()[0]
+    if raw == "auto":
+        group = 0
+    else:
+        try:
+            group = int(raw)
+        except ValueError:
+            group = -1
+        if group not in GG_GROUPS:
+            raise ValueError(f"{name}: `@group {raw}`: `auto` or a group size of {GG_GROUPS[0]} to {GG_GROUPS[-1]} "
+                             f"blocks per row")
+    if not 2 <= stages <= 8:
+        raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
+    if threads % 32 or not 128 <= threads <= 1024 - GG_EXCHANGE_WARP:
+        raise ValueError(f"{name}: `@threads {threads}`: consumer threads, a multiple of 32 from 128 to "
+                         f"{1024 - GG_EXCHANGE_WARP} (the block has an exchange warp more)")
+    return stages, threads, group
+
+
+def grid_groups_plan(n: int, m: int | None, cc: tuple[int, int], dtype: str = "bfloat16", sms: int | None = None,
+                     stages: int = GG_DEFAULTS["stages"], threads: int = GG_DEFAULTS["threads"], group: int = 0,
+                     blocks_per_sm: int = 1) -> GridGroupsPlan | None:
+    """v9's instance for M rows of n on a GPU of compute capability cc with `sms` SMs holding
+    `blocks_per_sm` blocks each (None: before sm_90, rows outside BULK_MIN_N..BULK_MAX_N, or no
+    group size whose stages fit). group 0 picks C by the rule above; m or sms None: the smallest C
+    that fits, unsized (groups = 0)."""
+    if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
+        return None
+    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
+    budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+    for stages in range(stages, 1, -1):  # the deepest ring (at most `@stages`) that some group holds
+        fits = [c for c in GG_GROUPS if (not group or c == group) and stages * bulk_stage_bytes(n, c, dtype) <= budget]
+        if fits:
+            break
+    else:
+        return None
+    if m is None or sms is None:
+        c, q = fits[0], 0
+    else:
+        resident = sms * blocks_per_sm
+
+        def cost(c: int) -> tuple[float, int]:
+            q = min(m, resident // c)
+            rounds = -(-m // q) if q else float("inf")
+            return rounds * (2 * bulk_stage_bytes(n, c, dtype) + GG_ROW_OVERHEAD), c
+
+        c = min(fits, key=cost)
+        q = min(m, resident // c)
+        if q < 1:
+            return None  # a forced group larger than the GPU holds at once
+    v = 16 // (4 if dtype == "float32" else 2)
+    stage = bulk_stage_bytes(n, c, dtype)
+    return GridGroupsPlan(f"softmax_gg_c{c}", threads + GG_EXCHANGE_WARP, 1, None, capacity=c * stage // 16 * v,
+                          persistent=True, smem=stages * stage, group=c, groups=q)
+
+
+_gg_sms: dict[int, int] = {}
+_gg_occupancy: dict = {}
+_gg_workspaces: dict = {}
+_gg_retired: list = []  # replaced workspaces, kept alive: a captured CUDA graph may still point at them
+
+
+def grid_groups_workspace(device, groups: int, group: int):
+    """(counters, slots) for one v9 launch on torch's current stream of `device`: counters zeroed
+    (groups x GG_COUNTER_STRIDE int32, zero_() on that stream: one memset, captured by CUDA graphs)
+    and slots (groups x 2 x group float2, as float32; written before read, never cleared). One
+    buffer per (device, stream), so launches on one stream are ordered and two streams never share."""
+    import torch
+
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    key = (idx, torch._C._cuda_getCurrentRawStream(idx))
+    n_counters = groups * GG_COUNTER_STRIDE
+    need = n_counters + groups * 2 * group * 2
+    ws = _gg_workspaces.get(key)
+    if ws is None or ws.numel() < need:
+        if ws is not None:
+            _gg_retired.append(ws)
+        ws = _gg_workspaces[key] = torch.empty(max(need, 1 << 14), dtype=torch.int32, device=device)
+    counters = ws[:n_counters]
+    counters.zero_()
+    return counters, ws[n_counters:need].view(torch.float32)
+
+
+def grid_groups_launch(kernel, variant, case, x, y) -> None:
+    """Plan v9 for this M, N and GPU, size the grid by the occupancy API (every block co-resident),
+    zero the exchange counters and launch cooperatively."""
+    from kernelab.gpu import LaunchError, device_info
+
+    m, n = case.shape
+    cc = rows.arch_cc(kernel)
+    dev = kernel.module.device_index
+    sms = _gg_sms.get(dev)
+    if sms is None:
+        sms = _gg_sms[dev] = device_info(dev).sm_count
+    stages, threads, group = grid_groups_knobs(variant)
+    p = grid_groups_plan(n, m, cc, case.dtype, sms, stages, threads, group)
+    if p is None:
+        raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
+                         f"use v4_dispatch, which handles any width")
+    k = kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
+    okey = (id(k), p.block, p.smem)
+    per_sm = _gg_occupancy.get(okey)
+    if per_sm is None:
+        per_sm = _gg_occupancy[okey] = k.max_active_blocks_per_sm(p.block, p.smem)
+    groups = min(m, sms * per_sm // p.group)
+    if groups < 1:
+        raise LaunchError(f"{k.name}: a group of {p.group} blocks of {p.block} threads with {p.smem} B of ring each "
+                          f"does not fit this GPU at once ({sms} SMs x {per_sm} blocks); its blocks wait for each "
+                          f"other, so they must all be resident. Fix: fewer `@stages` or a smaller `@group`.")
+    counters, slots = grid_groups_workspace(x.device, groups, p.group)
+    k(x, y, m, n, counters, slots, grid=groups * p.group, block=p.block, shared_mem=p.smem, cooperative=True)
+
+
 def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32) -> Plan | None:
     if strategy == "warp":
         return rows.warp_plan("softmax", n)
@@ -528,6 +697,8 @@ def _limit(variant, dtype: str = "bfloat16") -> str:
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     if variant.meta.get("strategy") == "sm_rows":
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
+    if variant.meta.get("strategy") == "grid_groups":
+        return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages of the group's share that fit shared memory)"
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),
             "persistent": str(MAX_PERSISTENT_N)}.get(variant.meta.get("strategy", ""), "any")
 
