@@ -119,9 +119,6 @@ def small_sweeps(selected):
 
 
 def transpose_small_candidates(dtype):
-    v5 = "v5_tma_tiles"
-    key = ("tile_rows_bf16", "tile_cols_bf16") if dtype == "bfloat16" else ("tile_rows", "tile_cols")
-    small = {key[0]: "64", key[1]: "64"}
     v6 = "v6_register_blocks"
     # One BLOCK for both kernels, so the other dtype's tile follows it: (TILE_COLS / V) x (TILE_ROWS / V) = BLOCK.
     other = {64: ({"tile_rows": "32", "tile_cols": "32"}, {"tile_rows_bf16": "32", "tile_cols_bf16": "128"}),

@@ -64,8 +64,9 @@
 //   (Q = floor(resident / C) groups; ties to the smaller C). Predicted: forcing C = 4 at bf16 needs
 //   3 stages (`@stages 3`: 1 row in flight) -3..-10%; C = 12 (11 groups) within 2% of C = 6.
 //   `@stages` (the deepest ring; lower where no group fits: fp32 262144 takes 3) 3: 1 row in
-//   flight while pipelining, -5..-15% (bf16 C = 4, fp32 C = 11); 5-8: smaller shares, within 3%. `@threads` (consumers, a multiple of 32, 128..992): 256 -2..-5%
-//   (the sweeps near the SFU limit), 992 within 2%.
+//   flight while pipelining, -5..-15% (bf16 C = 4, fp32 C = 11); 5-8: smaller shares, within 3%.
+//   `@threads` (consumers, a multiple of 32, 128..992): 256 -2..-5% (the sweeps near the SFU
+//   limit), 992 within 2%.
 // Measured: BENCHMARKS.md, softmax rows (full runs).
 // @strategy grid_groups
 // @arch sm_90
