@@ -5,6 +5,7 @@ Usage (GPU machine): SWEEP_SET=wide|transpose PYTHONPATH=src python3 scripts/swe
     wide:      softmax v8_sm_rows (a block an SM, ring + L2 part) and its knobs at 2048 x 131072
                bf16 / fp32 against v7 and v4; the 8192 x 32768 bf16 candidates (v2, v6's 32-element
                instance, v7 / v8 with C = 1)
+    groups:    softmax v9_grid_groups and its knobs at 2048 x 131072 bf16 / fp32 against v7
     transpose: transpose v5_tma_tiles (TMA boxes) and its knobs at 16384^2 and 4096^2, both dtypes
     small:     graph mode at 256 x 1024 (gelu_bias: v5's tight grid, R rows a thread) and 256 x 512
                (transpose), both dtypes
@@ -56,6 +57,32 @@ def wide_sweeps(selected):
         Candidate(f"{v7} t1024", "new", v7, meta={"threads": "1024"}),
         Candidate(v8, "new", v8),
         Candidate(f"{v8} t992", "new", v8, meta={"threads": "992"}),
+    ]))
+    return out
+
+
+def groups_sweeps(selected):
+    """softmax v9_grid_groups (v7's ring in cooperative groups of ordinary blocks) at 2048 x 131072."""
+    out = []
+    if "softmax" not in selected:
+        return out
+    v7, v9 = "v7_bulk_smem", "v9_grid_groups"
+    out.append(Sweep("softmax", Case((2048, 131072), "bfloat16"), "cold", Case((264, 131072), "bfloat16"), P + [
+        Candidate(v7, "existing", v7),
+        Candidate(v9, "new", v9),
+        Candidate(f"{v9} stages 3", "new", v9, meta={"stages": "3"}),
+        Candidate(f"{v9} group 4", "new", v9, meta={"group": "4"}),
+        Candidate(f"{v9} group 12", "new", v9, meta={"group": "12"}),
+        Candidate(f"{v9} t256", "new", v9, meta={"threads": "256"}),
+        Candidate(f"{v9} t992", "new", v9, meta={"threads": "992"}),
+    ]))
+    out.append(Sweep("softmax", Case((2048, 131072), "float32"), "cold", Case((264, 131072), "float32"), P + [
+        Candidate(v7, "existing", v7),
+        Candidate(v9, "new", v9),
+        Candidate(f"{v9} stages 3", "new", v9, meta={"stages": "3"}),
+        Candidate(f"{v9} group 12", "new", v9, meta={"group": "12"}),
+        Candidate(f"{v9} group 6", "new", v9, meta={"group": "6"}),
+        Candidate(f"{v9} t992", "new", v9, meta={"threads": "992"}),
     ]))
     return out
 
@@ -139,6 +166,6 @@ def transpose_small_candidates(dtype):
     return regs  # v5 at 256 x 512 (2.2-2.6 us) was measured in the first small sweep (-s6_small.json)
 
 
-sm.sweeps = {"wide": wide_sweeps, "transpose": transpose_sweeps, "small": small_sweeps}[os.environ.get("SWEEP_SET", "wide")]
+sm.sweeps = {"wide": wide_sweeps, "groups": groups_sweeps, "transpose": transpose_sweeps, "small": small_sweeps}[os.environ.get("SWEEP_SET", "wide")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -273,7 +273,9 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     assert name(8192, (9, 0)) == "softmax_pk_block_t512"
     assert name(4096, (9, 0)) == "softmax_block_t128"  # 1025-4096: v1 still (v6 unmeasured there)
     assert name(1000, (8, 0)) == "softmax_warp_e32"  # before sm_90 the table is unchanged
-    assert name(32768, (9, 0)) == "softmax_online_t512"  # v2 266 us vs v3 362, v1 303 (H200 2026-11-30)
+    # bf16 16385-32768: v6's 32-element instance (H200 session 6: 257.7 us vs v2 262.8; v3 362, v1 303)
+    assert name(32768, (9, 0)) == "softmax_pk_block_t1024_e32"
+    assert SOFTMAX.plan(v4, 32768, (9, 0), "float32").name == "softmax_online_t512"  # fp32 stays v2's
     # past 32768: v5's persistent clusters (sweep_softmax, H200: 294.9 us vs v3 373.2 at 2048 x 131072)
     assert name(131072, (9, 0)) == "softmax_pc_t256_e64_c8"
     assert name(262144, (10, 0)) == "softmax_pc_t256_e64_c16"

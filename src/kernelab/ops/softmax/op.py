@@ -642,7 +642,7 @@ def grid_groups_launch(kernel, variant, case, x, y) -> None:
         raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                          f"use v4_dispatch, which handles any width")
     k = kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
-    okey = (id(k), p.block, p.smem)
+    okey = (id(kernel.module), k.name, p.block, p.smem)
     per_sm = _gg_occupancy.get(okey)
     if per_sm is None:
         per_sm = _gg_occupancy[okey] = k.max_active_blocks_per_sm(p.block, p.smem)
