@@ -67,6 +67,15 @@
 //   flight while pipelining, -5..-15% (bf16 C = 4, fp32 C = 11); 5-8: smaller shares, within 3%.
 //   `@threads` (consumers, a multiple of 32, 128..992): 256 -2..-5% (the sweeps near the SFU
 //   limit), 992 within 2%.
+// Measured (H200, one process: docs/runs/2026-11-30-h200-sweep_membound_s6_groups.json, copy 4.28
+//   TB/s): correct everywhere (21 GPU tests, cooperative launches, graph replays), but no real gain.
+//   2048 x 131072 bf16: the default (C = 6, 4 stages) 362.5 us; `@stages 3` (C = 4, 33 groups: all
+//   132 SMs) 297.2, `@group 4` 296.5 = 0.85x a copy, v7 (30 clusters of 4: 120 SMs) 302.5 in the
+//   same run; C = 12 482.4, 256 / 992 threads 371.6 / 366.3. fp32: 619.6-643.1 (C = 6 .. 12) vs
+//   v7 545.4. What it shows: 10% more SMs bought 2% in bf16, so v7 is not capped by cluster
+//   placement (session 5's reading, which this variant was built to test) but by what one SM
+//   does per row; the deeper ring (4 stages, smaller shares) and larger groups cost more than
+//   they hide. Not adopted; v7 stays the pick for the widest rows.
 // Measured: BENCHMARKS.md, softmax rows (full runs).
 // @strategy grid_groups
 // @arch sm_90

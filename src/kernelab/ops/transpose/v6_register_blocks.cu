@@ -20,6 +20,13 @@
 // Predicted: 256 x 512 bf16 in graph mode ~1.25-1.35 us (v2 1.43), fp32 ~1.3-1.4 (v2 1.48;
 //   torch.compile 1.38). At 16384^2 it loses to v4 (no coalescing help from a tile: a store
 //   instruction covers 16 output rows x 32 B), ~0.6-0.8x a copy; it is not meant for them.
+// Measured (H200, graph mode: docs/runs/2026-11-30-h200-sweep_membound_s6_small2.json): slower
+//   than v2 in bf16, not adopted. 256 x 512 bf16: defaults (16 blocks) 1.8 us, 64-thread blocks
+//   (32 x 128 / 64 x 64 tiles) 1.6, 256 threads 2.3; v2 1.42, torch.compile 1.30. fp32: 32 x 32
+//   tiles with 64 threads 1.5 = v2 (1.48), defaults 1.5, torch.compile 1.38. The barrier and the
+//   shared-memory round trip were not what v2 spends: fewer blocks with more bytes each (16-64
+//   blocks here, v2's 128) cost more than they save, and bf16's 8 PRMT-built stores a thread add
+//   to the chain.
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 //
 // @block 128
