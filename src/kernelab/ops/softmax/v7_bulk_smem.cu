@@ -68,6 +68,7 @@
 // @min_cluster 1
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
+#include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), sweep (read a staged share)
 
 #ifndef SB_STAGES
 #define SB_STAGES 3
@@ -97,6 +98,7 @@ static_assert(SB_THREADS == 128 || SB_THREADS == 256 || SB_THREADS == 512 || SB_
 namespace softmax {
 namespace bulk {
 using namespace ::softmax::cx;  // ctarank, peer_addr, mbar_*, push_pair (cluster_exchange.cuh)
+using namespace ::softmax::ring;  // Chunk, chunk_of, sweep (bulk_ring.cuh)
 
 // The ring: S stages of the block's chunk, 16-byte vectors (stage size set by the launch).
 extern __shared__ __align__(128) uint4 ring[];
@@ -142,19 +144,6 @@ __device__ __forceinline__ void st_global_16_cs(void* p, const uint4& v) {
                : "memory");
 }
 
-// A block's share of a row: vectors [v0, v0 + cnt) of the row's 16-byte vectors (rows.cuh's
-// head / vectors / tail split), cv = ceil(nvec / C) per rank (the last ranks may get fewer or none).
-struct Chunk {
-  rows::Geometry geo;
-  int v0, cnt;
-};
-template <typename T, int C>
-__device__ __forceinline__ Chunk chunk_of(const T* xr, int n, int rank) {
-  const rows::Geometry geo = rows::geometry(xr, n);
-  const int cv = (geo.nvec + C - 1) / C;
-  const int v0 = rank * cv;
-  return Chunk{geo, v0, max(0, min(cv, geo.nvec - v0))};
-}
 
 // Thread 0: the block's chunk of row `row` into stage `st`, completing on full[st].
 template <typename T, int C>
@@ -168,20 +157,6 @@ __device__ __forceinline__ void issue(const T* x, int row, int n, int rank, int 
   if (bytes) bulk_load(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
 }
 
-// f(raw vector, j) for j = threadIdx.x, + THREADS, ... < cnt, 4 LDS.128 in flight per step.
-template <int THREADS, typename F>
-__device__ __forceinline__ void sweep(const uint4* stage, int cnt, F&& f) {
-  constexpr int U = 4;
-  int j = threadIdx.x;
-  for (; j + (U - 1) * THREADS < cnt; j += U * THREADS) {
-    uint4 r[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = stage[j + u * THREADS];
-#pragma unroll
-    for (int u = 0; u < U; ++u) f(r[u], j + u * THREADS);
-  }
-  for (; j < cnt; j += THREADS) f(stage[j], j);
-}
 
 // Rows q, q + Q, ... for cluster q of Q (C = 1: every block is a "cluster"). All blocks of a
 // cluster take the same rows, so they run the same trip count.

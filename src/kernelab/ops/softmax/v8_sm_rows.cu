@@ -110,6 +110,7 @@
 // @store 0
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
+#include "bulk_ring.cuh"  // ring::Chunk / chunk_of: a block's share of a row (v7's split)
 
 #ifndef SR_THREADS
 #define SR_THREADS 512
@@ -258,19 +259,6 @@ __device__ __forceinline__ MaxSum consumer_merge(MaxSum p, float* pm, float* ps)
   return warp_merge(lane < NW ? MaxSum{pm[lane], ps[lane]} : MaxSum{-INFINITY, 0.0f});
 }
 
-// A block's share of a row: vectors [v0, v0 + cnt) of the row's 16-byte vectors (rows.cuh's head /
-// vectors / tail split), cv = ceil(nvec / C) a rank (v7's chunk_of).
-struct Share {
-  rows::Geometry geo;
-  int v0, cnt;
-};
-template <typename T, int C>
-__device__ __forceinline__ Share share_of(const T* xr, int n, int rank) {
-  const rows::Geometry geo = rows::geometry(xr, n);
-  const int cv = (geo.nvec + C - 1) / C;
-  const int v0 = rank * cv;
-  return Share{geo, v0, max(0, min(cv, geo.nvec - v0))};
-}
 
 // f(ring[j], j) for j = lo + threadIdx.x, + THREADS, ... < hi: 2 LDS.128 in flight a step.
 template <typename F>
@@ -325,7 +313,7 @@ __device__ __forceinline__ void produce(const T* __restrict__ x, int q, int Q, i
 #pragma unroll 1
   for (int i = 0; i < rows_mine; ++i) {
     const T* xr = x + (size_t)(q + i * Q) * n;
-    const Share sh = share_of<T, C>(xr, n, rank);
+    const ring::Chunk sh = ring::chunk_of<T, C>(xr, n, rank);
     const int staged = min(sh.cnt, ring_vecs);
     const uint4* src = reinterpret_cast<const uint4*>(xr + sh.geo.head) + sh.v0;
 #if SR_PREFETCH
@@ -393,7 +381,7 @@ __device__ __forceinline__ void sm_rows(const T* __restrict__ x, T* __restrict__
     const int row = q + i * Q;
     const T* xr = x + (size_t)row * N;
     T* yr = y + (size_t)row * N;
-    const Share sh = share_of<T, C>(xr, N, rank);
+    const ring::Chunk sh = ring::chunk_of<T, C>(xr, N, rank);
     const int staged = min(sh.cnt, ring_vecs), nl2 = sh.cnt - staged;
     const uint4* xl = reinterpret_cast<const uint4*>(xr + sh.geo.head) + sh.v0 + staged;  // the L2 part
     // Head (rank 0) and tail (rank C - 1) scalars and the L2 part's first group: in flight across

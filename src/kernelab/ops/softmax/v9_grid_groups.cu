@@ -84,6 +84,7 @@
 // @group auto
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
+#include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), sweep (read a staged share)
 
 #ifndef GG_THREADS
 #define GG_THREADS 512
@@ -99,6 +100,7 @@ static_assert(GG_THREADS % 32 == 0 && GG_THREADS >= 128 && GG_THREADS <= 992,
 namespace softmax {
 namespace groups {
 using namespace ::softmax::cx;  // smem_addr, mbar_init, mbar_expect, mbar_wait (cluster_exchange.cuh)
+using namespace ::softmax::ring;  // Chunk, chunk_of, sweep (bulk_ring.cuh)
 
 constexpr int COUNTER_STRIDE = 32;  // unsigned: one 128-byte line per group's counter (op.py: GG_COUNTER_STRIDE)
 
@@ -142,18 +144,6 @@ __device__ __forceinline__ void st_pair(float2* p, float2 v) {
   asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v.x), "f"(v.y) : "memory");
 }
 
-// A block's share of a row: vectors [v0, v0 + cnt) (v7's split: cv = ceil(nvec / C) per rank).
-struct Chunk {
-  rows::Geometry geo;
-  int v0, cnt;
-};
-template <typename T, int C>
-__device__ __forceinline__ Chunk chunk_of(const T* xr, int n, int rank) {
-  const rows::Geometry geo = rows::geometry(xr, n);
-  const int cv = (geo.nvec + C - 1) / C;
-  const int v0 = rank * cv;
-  return Chunk{geo, v0, max(0, min(cv, geo.nvec - v0))};
-}
 
 // Thread 0: the block's share of row `row` into stage `st`, completing on full[st].
 template <typename T, int C>
@@ -167,20 +157,6 @@ __device__ __forceinline__ void issue(const T* x, int row, int n, int rank, int 
   if (bytes) bulk_load(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
 }
 
-// f(raw vector, j) for j = threadIdx.x, + THREADS, ... < cnt, 4 LDS.128 in flight per step.
-template <int THREADS, typename F>
-__device__ __forceinline__ void sweep(const uint4* stage, int cnt, F&& f) {
-  constexpr int U = 4;
-  int j = threadIdx.x;
-  for (; j + (U - 1) * THREADS < cnt; j += U * THREADS) {
-    uint4 r[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = stage[j + u * THREADS];
-#pragma unroll
-    for (int u = 0; u < U; ++u) f(r[u], j + u * THREADS);
-  }
-  for (; j < cnt; j += THREADS) f(stage[j], j);
-}
 
 // block_merge over the consumer warps (barrier 1 instead of __syncthreads).
 template <int THREADS>
