@@ -264,7 +264,7 @@ def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool, par
     for plan in plans:
         mine = [r for r in rows if r.op == plan.op.name]
         for label in dict.fromkeys(r.case.get("label") for r in mine):
-            _relate_to_peers([r for r in mine if r.case.get("label") == label])
+            _relate_to_peers([r for r in mine if r.case.get("label") == label], plan.op.baselines)
         res.rows.extend(mine)
     res.clocks["after"] = nvml.sample(info.index).to_dict()
     res.peak_gpu_memory_bytes = max(peaks.values(), default=0)
@@ -335,16 +335,19 @@ def _ceilings(progress) -> dict:
     return d
 
 
-def _relate_to_peers(rows: list[Row]) -> None:
-    """x_best_peer = best peer time / this time (> 1 means faster than every peer)."""
+def _relate_to_peers(rows: list[Row], baselines: tuple[str, ...] = ()) -> None:
+    """x_best_peer = best peer time / this time (> 1 means faster than every peer); the op's
+    baselines (reference points such as transpose's `copy_(m.t())`) are in x_peers only."""
     peer_times = {r.name: r.metrics["time_s"] for r in rows if r.kind == "peer" and r.status == "ok"
                   and r.metrics.get("time_s")}
+    rivals = {k: v for k, v in peer_times.items() if k not in baselines}
     if not peer_times:
         return
-    best_name = min(peer_times, key=peer_times.get)
+    best_name = min(rivals, key=rivals.get) if rivals else None
     for r in rows:
         t = r.metrics.get("time_s")
         if r.status == "ok" and t and r.kind == "variant":
-            r.metrics["x_best_peer"] = peer_times[best_name] / t
-            r.metrics["best_peer"] = best_name
+            if best_name is not None:
+                r.metrics["x_best_peer"] = peer_times[best_name] / t
+                r.metrics["best_peer"] = best_name
             r.metrics["x_peers"] = {k: v / t for k, v in peer_times.items()}

@@ -176,6 +176,9 @@ class OpSpec:
     tolerances: dict[str, tuple[float, float]] = {}
     # Which input distributions the op defines results for (special: NaN/Inf propagate elementwise).
     distributions: tuple[str, ...] = ("normal", "uniform", "large")
+    # Peers that are reference points, not competitors (transpose's `copy_(m.t())`): timed and
+    # reported with the peers, never the "best peer" a variant is compared with.
+    baselines: tuple[str, ...] = ()
     folder: Path = Path()
 
     # ---- shapes -------------------------------------------------------------------------
