@@ -1,8 +1,11 @@
 // bulk_ring.cuh: what softmax v7_bulk_smem, v8_sm_rows and v9_grid_groups share about a row split
-// over C blocks and staged in shared memory: a block's share of a row (its 16-byte vectors) and the
-// sweep that reads a staged share with 4 LDS.128 in flight per step.
+// over C blocks and staged in shared memory: a block's share of a row (its 16-byte vectors), the
+// sweep that reads a staged share with 4 LDS.128 in flight per step, the consumers' block merge
+// (named barrier 1), the 1-D bulk copy that stages
+// it (sm_90+) and the launch's dynamic shared-memory size (the ring's).
 #pragma once
 #include "softmax_common.cuh"
+#include "cluster_exchange.cuh"  // cx::smem_addr
 
 namespace softmax {
 namespace ring {
@@ -35,6 +38,46 @@ __device__ __forceinline__ void sweep(const uint4* stage, int cnt, F&& f) {
   }
   for (; j < cnt; j += THREADS) f(stage[j], j);
 }
+
+// softmax_common.cuh's block_merge over THREADS consumer threads only: named barrier 1 (v8's producer
+// warp and v9's exchange warp never join it). pm, ps: THREADS / 32 floats each, not reused before
+// the next barrier.
+template <int THREADS>
+__device__ __forceinline__ MaxSum consumer_merge(MaxSum p, float* pm, float* ps) {
+  p = warp_merge(p);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) {
+    pm[warp] = p.m;
+    ps[warp] = p.s;
+  }
+  asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
+  return warp_merge(lane < THREADS / 32 ? MaxSum{pm[lane], ps[lane]} : MaxSum{-INFINITY, 0.0f});
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned dynamic_smem_size() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+// `bytes` (a multiple of 16) from global `src` (16-byte aligned) into this block's shared memory at
+// `dst`; completion is counted on `bar` (this block's mbarrier; .shared::cluster with a CTA address).
+__device__ __forceinline__ void bulk_copy_in(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   cx::smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(cx::smem_addr(bar))
+               : "memory");
+}
+// The same with an L2 cache policy (createpolicy) on the read.
+__device__ __forceinline__ void bulk_copy_in_hint(void* dst, const void* src, unsigned bytes, unsigned long long* bar,
+                                                  unsigned long long pol) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+          cx::smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(cx::smem_addr(bar)), "l"(pol)
+      : "memory");
+}
+#endif
 
 }  // namespace ring
 }  // namespace softmax

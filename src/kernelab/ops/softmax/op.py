@@ -561,6 +561,7 @@ def grid_groups_knobs(variant) -> tuple[int, int, int]:
     return stages, threads, group
 
 
+@functools.lru_cache(maxsize=256)  # on v9's launch path (re-planned with M each call): a pure function
 def grid_groups_plan(n: int, m: int | None, cc: tuple[int, int], dtype: str = "bfloat16", sms: int | None = None,
                      stages: int = GG_DEFAULTS["stages"], threads: int = GG_DEFAULTS["threads"], group: int = 0,
                      blocks_per_sm: int = 1) -> GridGroupsPlan | None:

@@ -103,27 +103,14 @@ using namespace ::softmax::ring;  // Chunk, chunk_of, sweep (bulk_ring.cuh)
 // The ring: S stages of the block's chunk, 16-byte vectors (stage size set by the launch).
 extern __shared__ __align__(128) uint4 ring[];
 
-__device__ __forceinline__ unsigned dynamic_smem_size() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
-// `bytes` (a multiple of 16) from global `src` (16-byte aligned) into this block's shared memory
-// at `dst`; completion is counted on `bar` (the destination block's own mbarrier).
+// Stage a share (bulk_ring.cuh's copy), with SB_LOAD_EF an L2 evict-first policy on the read.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
 #if SB_LOAD_EF
   unsigned long long pol;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-          smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(pol)
-      : "memory");
+  bulk_copy_in_hint(dst, src, bytes, bar, pol);
 #else
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_addr(dst)),
-               "l"(src), "r"(bytes), "r"(smem_addr(bar))
-               : "memory");
+  bulk_copy_in(dst, src, bytes, bar);
 #endif
 }
 // Shared -> global bulk store (SB_STORE 1), tracked by this thread's bulk async-groups.

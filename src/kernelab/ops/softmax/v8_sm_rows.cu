@@ -161,11 +161,6 @@ constexpr int U = SR_L2_UNROLL;
 // The ring: up to K chunks of CHV vectors (its size is the launch's dynamic shared memory).
 extern __shared__ __align__(128) uint4 ring[];
 
-__device__ __forceinline__ unsigned dynamic_smem_size() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
 
 // ---- cache policies (one createpolicy a thread; the same 64-bit value in every thread) ----------
 __device__ __forceinline__ unsigned long long policy_evict_last() {
@@ -180,22 +175,14 @@ __device__ __forceinline__ unsigned long long policy_evict_first() {
 }
 
 // ---- producer side ----------------------------------------------------------------------------
-// `bytes` (a multiple of 16) from global `src` (16-byte aligned) into this block's shared memory at
-// `dst`, counted on `bar`.
+// Stage a chunk (bulk_ring.cuh's copy), with SR_LOAD_EF the L2 policy `pol` on the read.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar,
                                           unsigned long long pol) {
 #if SR_LOAD_EF
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-          smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(pol)
-      : "memory");
+  ring::bulk_copy_in_hint(dst, src, bytes, bar, pol);
 #else
   (void)pol;
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_addr(dst)),
-               "l"(src), "r"(bytes), "r"(smem_addr(bar))
-               : "memory");
+  ring::bulk_copy_in(dst, src, bytes, bar);
 #endif
 }
 // `bytes` (a multiple of 16) at `src` (16-byte aligned) into L2 with policy `pol`; nothing waits for it.
@@ -246,18 +233,6 @@ __device__ __forceinline__ void st_y(void* p, const uint4& v, unsigned long long
 #endif
 }
 
-// softmax_common.cuh's block_merge over the consumer warps only: named barrier 1 of THREADS threads
-// (the producer warp never joins). pm, ps: NW floats each, not reused before the next barrier.
-__device__ __forceinline__ MaxSum consumer_merge(MaxSum p, float* pm, float* ps) {
-  p = warp_merge(p);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) {
-    pm[warp] = p.m;
-    ps[warp] = p.s;
-  }
-  asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
-  return warp_merge(lane < NW ? MaxSum{pm[lane], ps[lane]} : MaxSum{-INFINITY, 0.0f});
-}
 
 
 // f(ring[j], j) for j = lo + threadIdx.x, + THREADS, ... < hi: 2 LDS.128 in flight a step.
@@ -344,7 +319,7 @@ __device__ __forceinline__ void sm_rows(const T* __restrict__ x, T* __restrict__
   // The ring is what the launch gave (op.py's sm_rows_plan: min(share, chunks x chunk, what fits)),
   // at most K chunks. Any size is correct (the rest of the share goes through L2); none is a launch
   // without the ring: fail loudly.
-  const int ring_vecs = min(static_cast<int>(dynamic_smem_size() / 16u), K * CHV);
+  const int ring_vecs = min(static_cast<int>(ring::dynamic_smem_size() / 16u), K * CHV);
   if (ring_vecs == 0) __trap();
   const int nk = (ring_vecs + CHV - 1) / CHV;
   unsigned rank = 0;
@@ -420,7 +395,7 @@ __device__ __forceinline__ void sm_rows(const T* __restrict__ x, T* __restrict__
     l2_sweep(xl, nl2, cur, keep, stats);
 
     const int b = i & 1;
-    MaxSum all = consumer_merge(MaxSum{m, s}, part_m[b], part_s[b]);
+    MaxSum all = ring::consumer_merge<THREADS>(MaxSum{m, s}, part_m[b], part_s[b]);  // bulk_ring.cuh
     if constexpr (C > 1) {
       if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
       if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);

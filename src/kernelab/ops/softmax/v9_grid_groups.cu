@@ -106,19 +106,6 @@ constexpr int COUNTER_STRIDE = 32;  // unsigned: one 128-byte line per group's c
 
 extern __shared__ __align__(128) uint4 ring[];
 
-__device__ __forceinline__ unsigned dynamic_smem_size() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
-// `bytes` from global `src` into this block's shared `dst`, counted on this block's mbarrier `bar`.
-// (.shared::cluster with a CTA address: the block is its own cluster of one.)
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_addr(dst)),
-               "l"(src), "r"(bytes), "r"(smem_addr(bar))
-               : "memory");
-}
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");  // .release.cta
 }
@@ -154,21 +141,7 @@ __device__ __forceinline__ void issue(const T* x, int row, int n, int rank, int 
   const Chunk ch = chunk_of<T, C>(xr, n, rank);
   const unsigned bytes = static_cast<unsigned>(ch.cnt) * 16u;
   mbar_expect(&full[st], bytes);  // 0 bytes: the phase completes on this arrival
-  if (bytes) bulk_load(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
-}
-
-
-// block_merge over the consumer warps (barrier 1 instead of __syncthreads).
-template <int THREADS>
-__device__ __forceinline__ MaxSum consumer_merge(MaxSum p, float* pm, float* ps) {
-  p = warp_merge(p);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) {
-    pm[warp] = p.m;
-    ps[warp] = p.s;
-  }
-  consumer_sync();
-  return warp_merge(lane < THREADS / 32 ? MaxSum{pm[lane], ps[lane]} : MaxSum{-INFINITY, 0.0f});
+  if (bytes) bulk_copy_in(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
 }
 
 // The consumers' (max, sum) of the block's share of one row (sweeps 1 and 2) and its head / tail
