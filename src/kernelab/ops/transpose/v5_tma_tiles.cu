@@ -235,24 +235,8 @@ __device__ __forceinline__ u32 dynamic_smem_size() {
 
 __device__ __forceinline__ u32 word(const uint4& v, u32 w) { return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w; }
 
-// ---- tile order (v4's) ---------------------------------------------------------------------
-// Linear tile index t -> (row tile ty, column tile tx), GROUP row tiles per group, row tile fastest.
-struct TileOrder {
-  u32 n_x, n_y, g_rows, per_group;
-  __device__ __forceinline__ void coords(u32 t, u32& ty, u32& tx) const {
-#if GROUP >= 65536
-    tx = t / n_y;  // column-major: what the grouped form reduces to when GROUP >= n_y
-    ty = t - tx * n_y;
-    return;
-#endif
-    const u32 g = t / per_group;
-    const u32 k = t - g * per_group;
-    const u32 base = g * g_rows;
-    const u32 rows_here = min(g_rows, n_y - base);
-    tx = k / rows_here;
-    ty = base + (k - tx * rows_here);
-  }
-};
+// ---- tile order: v4's TileOrder (tile_order.cuh) ----------------------------------------------
+#include "tile_order.cuh"
 
 // ---- one P x P block of the tile, shared memory to shared memory ----------------------------
 // Input stage: TC / SLAB slabs of TR rows x 128 bytes (slab q holds columns q SLAB .. + SLAB - 1 of
