@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
-import tempfile
 
 import pytest
 
+from kernelab.analysis.sass import run_cuobjdump
 from kernelab.check.inputs import DTYPES
 from kernelab.gpu import CompileError, compile_file, parse_signatures, toolchain
 from kernelab.ops import Case, discover
@@ -89,11 +88,7 @@ def test_refuses_sm_80():
 
 def _sass(defines, fun):
     m = compile_file(V7.path, arch="sm_90", defines={**OP.defines(V7), **defines})
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(m.cubin)
-        f.flush()
-        return subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", fun, f.name], capture_output=True,
-                              text=True, check=True).stdout
+    return run_cuobjdump(m.cubin, "-sass", "-fun", fun)
 
 
 @pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")

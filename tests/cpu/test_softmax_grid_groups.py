@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
-import tempfile
 
 import pytest
 
+from kernelab.analysis.sass import run_cuobjdump
 from kernelab.check.inputs import DTYPES
 from kernelab.gpu import CompileError, LaunchError, compile_file, parse_signatures, toolchain
 from kernelab.ops import Case, discover
@@ -162,11 +161,7 @@ def test_refuses_sm_80():
 
 def _sass(fun, defines=None):
     m = compile_file(V9.path, arch="sm_90", defines={**OP.defines(V9), **(defines or {})})
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(m.cubin)
-        f.flush()
-        return subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", fun, f.name], capture_output=True,
-                              text=True, check=True).stdout
+    return run_cuobjdump(m.cubin, "-sass", "-fun", fun)
 
 
 @pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")

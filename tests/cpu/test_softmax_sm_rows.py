@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
-import tempfile
 
 import pytest
 
+from kernelab.analysis.sass import run_cuobjdump
 from kernelab.check.inputs import DTYPES
 from kernelab.gpu import CompileError, compile_file, parse_signatures, toolchain
 from kernelab.ops import Case, discover
@@ -161,11 +160,7 @@ def test_bad_macros_fail_the_build_with_the_rule():
 
 def _sass(defines, fun, arch="sm_90"):
     m = compile_file(V8.path, arch=arch, defines={**OP.defines(V8), **defines})
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(m.cubin)
-        f.flush()
-        return m, subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", fun, f.name], capture_output=True,
-                                 text=True, check=True).stdout
+    return m, run_cuobjdump(m.cubin, "-sass", "-fun", fun)
 
 
 needs_cuobjdump = pytest.mark.skipif(toolchain.cuobjdump_path() is None,
