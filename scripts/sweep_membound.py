@@ -51,6 +51,7 @@ class Candidate:
     meta: dict = dataclasses.field(default_factory=dict)  # header values overridden (plan/geometry)
     defines: dict = dataclasses.field(default_factory=dict)  # extra #ifndef macros
     quick: bool = True  # part of --quick
+    check: bool = True  # False only for ablations (wrong output by design): timed, never checked or picked
 
 
 @dataclasses.dataclass
@@ -482,7 +483,8 @@ def run(args) -> int:
         print(f"\n== {op.name} {case.label} ({sw.mode})", flush=True)
         for c in sw.candidates:
             row = {"op": op.name, "case": case.to_dict(), "candidate": c.label, "kind": c.kind, "mode": sw.mode,
-                   "variant": c.variant, "meta": c.meta, "defines": c.defines, "status": "ok"}
+                   "variant": c.variant, "meta": c.meta, "defines": c.defines,
+                   "status": "ok" if c.check else "ablation (unchecked)"}
             t0 = time.perf_counter()
             try:
                 if c.kind == "peer":
@@ -515,7 +517,7 @@ def run(args) -> int:
                     names = instance_name(op, v, case)
                     row["kernels"] = names
                     row["resources"] = resources_of(module.compiled, names)
-                    if c.kind == "new" or args.check_existing:
+                    if (c.kind == "new" or args.check_existing) and c.check:
                         chk_case = sw.check_case or case
                         r = check_callable(runner_for(chk_case), op, chk_case, seeds=(0,), dists=("normal",),
                                            name=c.label)
@@ -534,7 +536,7 @@ def run(args) -> int:
                 row["median_s"] = m.median_s
                 row["gbps"] = work.bytes / m.median_s / 1e9
                 row["measurement"] = m.to_dict()
-                if outputs is not None:
+                if outputs is not None and c.check:
                     ok, detail = verify_timed_outputs(op, case, inputs, outputs)
                     row["verify_after_timing"] = {"ok": ok, "detail": detail[:500]}
                     if not ok:

@@ -48,6 +48,12 @@
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
 
+// Measurement only (wrong output by design; the sweeps time it unchecked): 1 skips the cluster
+// exchange, each block using its own (max, sum).
+#ifndef PS_ABLATE
+#define PS_ABLATE 0
+#endif
+
 namespace softmax {
 namespace pers {
 
@@ -183,7 +189,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ x, T* __restr
     const int b = i & 1;
     MaxSum all = block_merge<THREADS>(mine, part_m[b], part_s[b]);
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-    if constexpr (C > 1) {
+    if constexpr (C > 1 && !(PS_ABLATE & 1)) {
       if (threadIdx.x == 0) mbar_expect(&mbar[b], static_cast<unsigned>(C * sizeof(float2)));
       if (threadIdx.x < C) push_pair(&pairs[b][rank], &mbar[b], threadIdx.x, all);
       mbar_wait(&mbar[b], (i >> 1) & 1);

@@ -85,6 +85,13 @@
 #ifndef SB_LOAD_EF
 #define SB_LOAD_EF 0
 #endif
+// Measurement only (wrong output by design; never a default, the sweeps time it unchecked):
+// bit 1 skips the cluster exchange (each block uses its own stats), bit 2 replaces the EX2 of
+// sweeps 2 and 3 with a multiply, bit 4 skips sweeps 1 and 2 (stats of 0 and 1). Tells which
+// part of a row's work holds the SM back.
+#ifndef SB_ABLATE
+#define SB_ABLATE 0
+#endif
 
 static_assert(SB_STAGES >= 2 && SB_STAGES <= 8, "SB_STAGES: 2..8 stages");
 static_assert(SB_STORE != 1 || SB_STAGES >= 3, "SB_STORE 1 refills a stage one row late: at least 3 stages");
@@ -212,23 +219,28 @@ __device__ __forceinline__ void bulk_rows(const T* __restrict__ x, T* __restrict
 
     // Sweep 1: the thread's max. Sweep 2: its sum of exp(x - max) (-inf parts: shift 0, sum 0).
     float m = fmaxf(h, t);
-    sweep<THREADS>(stage, ch.cnt, [&](const uint4& r, int) {
-      float f[V];
-      rows::unpack<T>(r, f);
+    float s = 1.0f;
+    if constexpr (!(SB_ABLATE & 4)) {
+      sweep<THREADS>(stage, ch.cnt, [&](const uint4& r, int) {
+        float f[V];
+        rows::unpack<T>(r, f);
 #pragma unroll
-      for (int k = 0; k < V; ++k) m = fmaxf(m, f[k]);
-    });
-    const float sh = shift_of(m);
-    float s = exp_shifted(h, sh) + exp_shifted(t, sh);
-    sweep<THREADS>(stage, ch.cnt, [&](const uint4& r, int) {
-      float f[V];
-      rows::unpack<T>(r, f);
+        for (int k = 0; k < V; ++k) m = fmaxf(m, f[k]);
+      });
+      const float sh = shift_of(m);
+      s = exp_shifted(h, sh) + exp_shifted(t, sh);
+      sweep<THREADS>(stage, ch.cnt, [&](const uint4& r, int) {
+        float f[V];
+        rows::unpack<T>(r, f);
 #pragma unroll
-      for (int k = 0; k < V; ++k) s += exp_shifted(f[k], sh);
-    });
+        for (int k = 0; k < V; ++k) s += (SB_ABLATE & 2) ? (f[k] - sh) * LOG2E : exp_shifted(f[k], sh);
+      });
+    } else {
+      m = 0.0f;
+    }
     const int b = i & 1;
     MaxSum all = block_merge<THREADS>(MaxSum{m, s}, part_m[b], part_s[b]);
-    if constexpr (C > 1) {
+    if constexpr (C > 1 && !(SB_ABLATE & 1)) {
       if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
       if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
       mbar_wait(&xbar[b], (i >> 1) & 1);
@@ -246,7 +258,7 @@ __device__ __forceinline__ void bulk_rows(const T* __restrict__ x, T* __restrict
       float f[V];
       rows::unpack<T>(r, f);
 #pragma unroll
-      for (int k = 0; k < V; ++k) f[k] = ex2((f[k] - mx) * LOG2E) * inv;
+      for (int k = 0; k < V; ++k) f[k] = ((SB_ABLATE & 2) ? (f[k] - mx) * LOG2E : ex2((f[k] - mx) * LOG2E)) * inv;
       if (bulk_out) {
         stage[j] = rows::pack<T>(f);  // in place: this thread read vector j, and only it
       } else if (vec_out) {
