@@ -1,11 +1,14 @@
 """Issue 7, session 7: the sweeps behind docs/runs/2026-11-30-h200-sweep_membound_s7_*.json, as
 candidate lists on top of scripts/sweep_membound.py (same checks, timing and table).
 
-Usage (GPU machine): SWEEP_SET=ablate|sum PYTHONPATH=src python3 scripts/sweep_membound_s7.py --ops ... --out F
+Usage (GPU machine): SWEEP_SET=ablate|staged|sum PYTHONPATH=src python3 scripts/sweep_membound_s7.py --ops ... --out F
     ablate: what holds wide-row softmax (2048 x 131072) under a copy. v7_bulk_smem with parts of a
             row's work removed (SB_ABLATE: 1 no cluster exchange, 2 no EX2, 4 no stats sweeps) and
             v5's register instance without its exchange (PS_ABLATE 1). Ablations compute a wrong
             softmax by design: they are timed, never checked, never picked (status "ablation").
+    staged: softmax v10_staged_regs (v7's ring read once into registers, one EX2 an element) and
+            its knobs at 2048 x 131072 bf16 / fp32 against v7 and v4_dispatch, and at the bench
+            shapes that fit a block (8192 x 32768 bf16, 32768 x 8192 fp32) against v4_dispatch.
     sum:    sum bf16 cold at 2^28 and 2^29 elements (the same bytes as fp32 2^28): how much of
             2^28's time is fixed cost (launch, second pass, ramp) rather than bandwidth.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
@@ -47,6 +50,31 @@ def ablate_sweeps(selected):
     return out
 
 
+def staged_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v7, v10 = "v7_bulk_smem", "v10_staged_regs"
+    for dt in ("bfloat16", "float32"):
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((264, 131072), dt), P + [
+            Candidate("v4_dispatch", "existing", "v4_dispatch"),
+            Candidate(v7, "existing", v7),
+            Candidate(v10, "new", v10),
+            Candidate(f"{v10} t1024 e32", "new", v10, meta={"threads": "1024", "elems": "32"}),
+            Candidate(f"{v10} t256", "new", v10, meta={"threads": "256"}),
+            Candidate(f"{v10} stages 2", "new", v10, meta={"stages": "2"}),
+            Candidate(f"{v10} stages 4", "new", v10, meta={"stages": "4"}),
+            Candidate(f"{v10} min_cluster 8", "new", v10, meta={"min_cluster": "8"}),
+        ]))
+    for shape, dt in (((8192, 32768), "bfloat16"), ((32768, 8192), "float32")):
+        out.append(Sweep("softmax", Case(shape, dt), "cold", Case((264, shape[1]), dt), P + [
+            Candidate("v4_dispatch", "existing", "v4_dispatch"),
+            Candidate(v10, "new", v10),
+            Candidate(f"{v10} t1024 e32", "new", v10, meta={"threads": "1024", "elems": "32"}),
+        ]))
+    return out
+
+
 def sum_sweeps(selected):
     out = []
     if "sum" not in selected:
@@ -59,6 +87,6 @@ def sum_sweeps(selected):
     return out
 
 
-sm.sweeps = {"ablate": ablate_sweeps, "sum": sum_sweeps}[os.environ.get("SWEEP_SET", "ablate")]
+sm.sweeps = {"ablate": ablate_sweeps, "staged": staged_sweeps, "sum": sum_sweeps}[os.environ.get("SWEEP_SET", "ablate")]
 if __name__ == "__main__":
     sys.exit(sm.main())

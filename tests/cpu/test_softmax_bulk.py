@@ -1,8 +1,9 @@
-"""softmax v7_bulk_smem without a GPU: its plan (cluster size and ring of stages by width, dtype,
+"""softmax v7_bulk_smem (and v10_staged_regs, v7's ring read once into registers) without a GPU: its plan (cluster size and ring of stages by width, dtype,
 arch and header knobs), the macros the knobs become, that every instance a plan names is
 compiled, no spills for sm_90 / sm_100 / sm_120, no sm_80 build, and the SASS of the row loop:
 bulk copies global -> shared (UBLKCP.S.G) completing on mbarriers, 16-byte shared loads, and no
-MEMBAR (nothing in the loop waits for memory traffic but the stage's mbarrier)."""
+MEMBAR (nothing in the loop waits for memory traffic but the stage's mbarrier). v10: the same plan
+with the share also fitting threads x `@elems` registers, SB_ELEMS, its instances and SASS."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from kernelab.ops.softmax import op as softmax_op
 
 OP = discover()["softmax"]
 V7 = OP.variant("v7_bulk_smem")
+V10 = OP.variant("v10_staged_regs")
 
 
-def _with(**meta):
-    return dataclasses.replace(V7, meta={**V7.meta, **{k: str(v) for k, v in meta.items()}})
+def _with(base=V7, **meta):
+    return dataclasses.replace(base, meta={**base.meta, **{k: str(v) for k, v in meta.items()}})
 
 
 def _plan(v, n, dtype="bfloat16", cc=(9, 0)):
@@ -104,3 +106,60 @@ def test_sass_bulk_copies_mbarriers_and_no_membar():
     assert "MEMBAR.ALL.GPU" not in store
     assert "ST.E.EF.128" in _sass({"SB_STORE": 2}, "softmax_bk_c4_bf16") or "STG.E.EF.128" in _sass(
         {"SB_STORE": 2}, "softmax_bk_c4_bf16")
+
+
+# ---- v10_staged_regs -----------------------------------------------------------------------------
+
+def test_v10_share_also_fits_the_registers():
+    # bf16 131072: C = 4 as v7 (64 KiB shares = 32768 values = 512 threads x 64).
+    p = _plan(V10, 131072)
+    assert (p.name, p.cluster, p.block, p.smem) == ("softmax_bk_c4", 4, 512, 3 * 65536)
+    assert _plan(V10, 131072, "float32").cluster == 8
+    # 32769 bf16: v7 stages it whole (C = 1, 3 x 64 KiB fits); 32769 values > 512 x 64, so C = 2.
+    assert _plan(V7, 32769).cluster == 1 and _plan(V10, 32769).cluster == 2
+    assert _plan(V10, 32768).cluster == 1 and _plan(V10, 32768, "float32").cluster == 2
+    # Fewer values a thread, or fewer threads, need larger clusters.
+    assert _plan(_with(V10, elems=32), 131072).cluster == 8 and _plan(_with(V10, threads=256), 131072).cluster == 8
+    for n in (2049, 4097, 32769, 40000, 65537, 100000, 131072, 262144):
+        for dt in OP.dtypes:
+            p = _plan(V10, n, dt)
+            v = 16 // (4 if dt == "float32" else 2)
+            stage_vecs = -(-n // (v * p.cluster))
+            assert stage_vecs * v <= 512 * 64 and p.smem == 3 * 16 * stage_vecs, (n, dt, p)
+    assert _plan(V10, 131072, cc=(8, 0)) is None and _plan(V10, 2048) is None
+    with pytest.raises(ValueError, match="@elems 48"):
+        _plan(_with(V10, elems=48), 131072)
+
+
+def test_v10_knobs_become_macros():
+    assert OP.defines(V10) == {"SB_STAGES": 3, "SB_THREADS": 512, "SB_BLOCKS_PER_SM": 1, "SB_ELEMS": 64}
+    assert OP.defines(_with(V10, elems=32, threads=1024))["SB_ELEMS"] == 32
+    assert "SB_ELEMS" not in OP.defines(V7)  # v7 has no `@elems`: its build (and cache key) is unchanged
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_v10_every_instance_compiles_without_spills(arch):
+    m = compile_variant(OP, V10, arch=arch)
+    declared = set(parse_signatures(V10.path.read_text()))
+    assert declared == set(m.resources) and len(declared) == 2 * 5 + 2
+    cc = (int(arch[3:-1]), int(arch[-1]))
+    for n in (2049, 32769, 65537, 131072, 262144):
+        for dt in OP.dtypes:
+            p = _plan(V10, n, dt, cc)
+            if p is not None:
+                assert f"{p.name}_{DTYPES[dt]}" in declared
+    spills = {k: (r.registers, r.spill_stores, r.spill_loads) for k, r in m.resources.items() if r.spills}
+    assert not spills, spills
+    with pytest.raises(CompileError):
+        compile_file(V10.path, arch="sm_80", defines=OP.defines(V10))
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_v10_sass_one_sweep_from_shared_memory():
+    m = compile_file(V10.path, arch="sm_90", defines=OP.defines(V10))
+    sass = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_bk_c4_bf16")
+    assert "UBLKCP.S.G" in sass and "SYNCS.PHASECHK.TRANS64.TRYWAIT" in sass
+    # The one sweep, unrolled: K = 64 / 8 = 8 LDS.128 a thread (v7 reads the stage three times).
+    assert len(re.findall(r"LDS\.128", sass)) == 8, len(re.findall(r"LDS\.128", sass))
+    assert len(re.findall(r"STG\.E\.128", sass)) == 8 and "MEMBAR" not in sass
+    assert not re.search(r"\bLDG\.E\.(64|128)", sass)

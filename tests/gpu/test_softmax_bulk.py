@@ -1,11 +1,12 @@
-"""softmax v7_bulk_smem on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py
+"""softmax v7_bulk_smem and v10_staged_regs (v7's ring, read once into registers) on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py
 (which runs v7 on every test case it supports, normal and special inputs): enough rows that
 every persistent cluster loops over 2 x stages + 1 rows, so the ring of bulk-copy stages wraps
 around at least twice (each stage's mbarrier goes through both phase parities) and the cluster
 exchange through both of its buffers; one row (M = 1: one cluster, the prologue fills one stage);
 misaligned rows (head / tail scalars next to the bulk-copied vectors) and y not co-aligned with x
-(scalar stores); each cluster size 1, 2, 4, 8, 16; and the knob builds a sweep times (bulk-store
-path, streaming stores, 2 / 4 stages, 2 blocks an SM, 256 / 1024 threads, evict-first loads).
+(scalar stores); each cluster size 1, 2, 4, 8, 16; and the knob builds a sweep times (v7: bulk-store
+path, streaming stores, 2 / 4 stages, 2 blocks an SM, 256 / 1024 threads, evict-first loads; v10:
+2 / 4 stages, 256 / 1024 threads, 32 values a thread). Both variants run every loop test.
 
 Failures name the instance the launch took (e.g. softmax_bk_c4_bf16), the grid and the rows
 each cluster took.
@@ -29,18 +30,20 @@ pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
 V7 = OP.variant("v7_bulk_smem")
+V10 = OP.variant("v10_staged_regs")
+VARIANTS = {"v7": V7, "v10": V10}
 SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
 @pytest.fixture(autouse=True)
 def _needs_hopper():
     if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v7 needs sm_90 (cp.async.bulk, clusters)")
+        pytest.skip("v7 and v10 need sm_90 (cp.async.bulk, clusters)")
 
 
-def _module(meta=None, defines=None):
-    """v7's module for header values `meta` and extra macros `defines` (None, None: the default's)."""
-    v = dataclasses.replace(V7, meta={**V7.meta, **(meta or {})}) if meta else V7
+def _module(meta=None, defines=None, base=V7):
+    """`base`'s module for header values `meta` and extra macros `defines` (None, None: the default's)."""
+    v = dataclasses.replace(base, meta={**base.meta, **(meta or {})}) if meta else base
     if not meta and not defines:
         return v, load_variant(OP, v)
     d = {**OP.defines(v), **(defines or {})}
@@ -64,7 +67,7 @@ def _run(v, module, case, dist="normal"):
 def _fit(v, module, n, dtype):
     """(plan, clusters that fit on this GPU) for rows of n."""
     p = OP.plan(v, n, torch.cuda.get_device_capability(), dtype)
-    assert p is not None, f"v7 plans nothing for N={n} {dtype}"
+    assert p is not None, f"{v.name} plans nothing for N={n} {dtype}"
     k = module.kernel(f"{p.name}_{SUFFIX[dtype]}")
     return p, softmax_op.persistent_grid(k, p, 1 << 30)
 
@@ -76,17 +79,21 @@ def _loop_case(v, module, n, dtype, offset=0, layout=None, stages=3):
     return p, fit, Case(((2 * stages + 1) * fit + 1, n), dtype, **kw)
 
 
-# (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100)
-LOOPS = [(4097, "float32", 3, None, 1), (32769, "bfloat16", 0, None, 1), (65536, "bfloat16", 3, None, 2),
-         (65537, "float32", 1, None, 4), (131072, "bfloat16", 0, None, 4), (131072, "float32", 1, None, 8),
-         (100000, "bfloat16", 1, "mixed_alignment", 4), (262144, "bfloat16", 0, None, 8),
-         (262144, "float32", 0, None, 16)]
+# (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100: v7, v10). v10's
+# share must also fit 512 x 64 registers: 32769 bf16 takes clusters of 2 there.
+LOOPS = [(4097, "float32", 3, None, (1, 1)), (32769, "bfloat16", 0, None, (1, 2)),
+         (65536, "bfloat16", 3, None, (2, 2)), (65537, "float32", 1, None, (4, 4)),
+         (131072, "bfloat16", 0, None, (4, 4)), (131072, "float32", 1, None, (8, 8)),
+         (100000, "bfloat16", 1, "mixed_alignment", (4, 4)), (262144, "bfloat16", 0, None, (8, 8)),
+         (262144, "float32", 0, None, (16, 16))]
 
 
-@pytest.mark.parametrize("n,dtype,offset,layout,cluster", LOOPS, ids=lambda x: str(x))
-def test_every_cluster_wraps_the_ring_twice(n, dtype, offset, layout, cluster):
-    v, mod = _module()
+@pytest.mark.parametrize("which", VARIANTS)
+@pytest.mark.parametrize("n,dtype,offset,layout,clusters", LOOPS, ids=lambda x: str(x))
+def test_every_cluster_wraps_the_ring_twice(n, dtype, offset, layout, clusters, which):
+    v, mod = _module(base=VARIANTS[which])
     p, fit, case = _loop_case(v, mod, n, dtype, offset, layout)
+    cluster = clusters[list(VARIANTS).index(which)]
     if torch.cuda.get_device_capability()[0] in (9, 10):
         assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
     assert fit >= 1, f"{p}: no cluster of {p.cluster} with {p.smem} B of shared memory fits"
@@ -95,32 +102,37 @@ def test_every_cluster_wraps_the_ring_twice(n, dtype, offset, layout, cluster):
     assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B ring): {cmp.summary(max_lines=3)}"
 
 
+@pytest.mark.parametrize("which", VARIANTS)
 @pytest.mark.parametrize("n", [4097, 32769, 131072, 262144])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-def test_one_row(n, dtype):
-    v, mod = _module()
+def test_one_row(n, dtype, which):
+    v, mod = _module(base=VARIANTS[which])
     cmp, kernel = _run(v, mod, Case((1, n), dtype))
     assert cmp.ok, f"1 x {n} {dtype} via {kernel}: {cmp.summary(max_lines=3)}"
 
 
-def test_masked_and_special_rows_through_the_loop():
+@pytest.mark.parametrize("which", VARIANTS)
+def test_masked_and_special_rows_through_the_loop(which):
     """-inf entries, an all -inf row (NaN, as torch) and NaN / +inf rows inside the cluster loop."""
-    v, mod = _module()
+    v, mod = _module(base=VARIANTS[which])
     for case, dist in ((Case((150, 70000), "bfloat16", params=(("mask", True),)), "special"),
                        (Case((150, 131072), "float32"), "special")):
         cmp, kernel = _run(v, mod, case, dist)
         assert cmp.ok, f"{case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"
 
 
-# The knob builds scripts/sweep_softmax.py times: (header values, macros).
-KNOBS = [({}, {"SB_STORE": 1}), ({}, {"SB_STORE": 2}), ({}, {"SB_LOAD_EF": 1}), ({"stages": "2"}, {}),
-         ({"stages": "4"}, {}), ({"blocks_per_sm": "2"}, {}), ({"threads": "256"}, {}), ({"threads": "1024"}, {}),
-         ({"min_cluster": "8"}, {})]
+# The knob builds the sweeps time: (variant, header values, macros).
+KNOBS = [("v7", {}, {"SB_STORE": 1}), ("v7", {}, {"SB_STORE": 2}), ("v7", {}, {"SB_LOAD_EF": 1}),
+         ("v7", {"stages": "2"}, {}), ("v7", {"stages": "4"}, {}), ("v7", {"blocks_per_sm": "2"}, {}),
+         ("v7", {"threads": "256"}, {}), ("v7", {"threads": "1024"}, {}), ("v7", {"min_cluster": "8"}, {}),
+         ("v10", {"stages": "2"}, {}), ("v10", {"stages": "4"}, {}), ("v10", {"threads": "256"}, {}),
+         ("v10", {"threads": "1024", "elems": "32"}, {}), ("v10", {"elems": "32"}, {})]
 
 
-@pytest.mark.parametrize("meta,defines", KNOBS, ids=lambda x: ",".join(f"{k}={w}" for k, w in x.items()) or "-")
-def test_knob_builds_are_correct(meta, defines):
-    v, mod = _module(meta, defines)
+@pytest.mark.parametrize("which,meta,defines", KNOBS,
+                         ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={w}" for k, w in x.items()) or "-")
+def test_knob_builds_are_correct(which, meta, defines):
+    v, mod = _module(meta, defines, base=VARIANTS[which])
     stages = int(v.meta.get("stages", 3))
     failures = []
     # Aligned bf16 (the bench shape's layout), misaligned fp32 (head / tail + bulk store of the body),

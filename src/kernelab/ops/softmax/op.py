@@ -9,7 +9,9 @@ of 2049..262144) is v5's persistent clusters with the next rows staged in shared
 async copies; v8 (sm_90+, same widths) runs one persistent block an SM, a ring of bulk-copied
 chunks refilled by a producer warp plus the rest of the row read twice through L2; v9 (sm_90+,
 same widths) is v7's ring with a row's C blocks an ordinary group of a cooperative grid (any C of
-1..16, chosen to fill every SM) exchanging (max, sum) through global memory; v4 picks among them
+1..16, chosen to fill every SM) exchanging (max, sum) through global memory; v10 (sm_90+, same
+widths) is v7's ring read once into registers, where the exps are kept (one shared-memory sweep,
+one exp an element, the stage refilled before the exchange); v4 picks among them
 by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
@@ -156,8 +158,9 @@ class Softmax(OpSpec):
         if variant.meta.get("strategy") == "grid_groups":
             return {"GG_THREADS": grid_groups_knobs(variant)[1]}  # the ring's depth is the launch's
         if variant.meta.get("strategy") == "bulk":
-            stages, threads, per_sm, _ = bulk_knobs(variant)
-            return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": per_sm}
+            stages, threads, per_sm, _, elems = bulk_knobs(variant)
+            return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": per_sm,
+                    **({"SB_ELEMS": elems} if elems else {})}
         if variant.meta.get("strategy") == "sm_rows":
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
             return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
@@ -380,6 +383,7 @@ def persistent_grid(kernel, p: Plan, m: int) -> int:
 BULK_CLUSTERS = (1, 2, 4, 8, 16)
 BULK_THREADS = (128, 256, 512, 1024)
 BULK_DEFAULTS = {"stages": 3, "threads": 512, "blocks_per_sm": 1, "min_cluster": 1}
+BULK_ELEMS = (0, 16, 32, 64)  # v10's `@elems` (0: v7, whose shares are read from shared memory)
 BULK_MIN_N = 2049  # narrower rows are v0/v1/v6's (a 4 KiB bf16 row is no work for a bulk copy)
 BULK_MAX_N = 262144
 # Shared memory an SM has for blocks and the most one block may opt in to (cudaDevAttr
@@ -402,10 +406,15 @@ class BulkPlan(Plan):
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
 
 
-def bulk_knobs(variant) -> tuple[int, int, int, int]:
-    """(stages, threads, blocks_per_sm, min_cluster) from a bulk variant's header, checked."""
+def bulk_knobs(variant) -> tuple[int, int, int, int, int]:
+    """(stages, threads, blocks_per_sm, min_cluster, elems) from a bulk variant's header, checked.
+    elems: v10's fp32 values a thread holds (its share must fit threads x elems); 0 for v7 (no limit)."""
     stages, threads, per_sm, min_c = (variant.meta_int(k, d) for k, d in BULK_DEFAULTS.items())
+    elems = variant.meta_int("elems", 0)
     name = variant.path.name
+    if elems not in BULK_ELEMS:
+        raise ValueError(f"{name}: `@elems {elems}`: a thread holds {', '.join(map(str, BULK_ELEMS[1:]))} values "
+                         f"(or none: leave `@elems` out)")
     if not 2 <= stages <= 8:
         raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
     if threads not in BULK_THREADS:
@@ -414,7 +423,7 @@ def bulk_knobs(variant) -> tuple[int, int, int, int]:
         raise ValueError(f"{name}: `@blocks_per_sm {per_sm}`: 1 to 4 blocks an SM, at most 2048 threads")
     if min_c not in BULK_CLUSTERS:
         raise ValueError(f"{name}: `@min_cluster {min_c}`: one of {', '.join(map(str, BULK_CLUSTERS))}")
-    return stages, threads, per_sm, min_c
+    return stages, threads, per_sm, min_c, elems
 
 
 def bulk_stage_bytes(n: int, cluster: int, dtype: str) -> int:
@@ -425,9 +434,10 @@ def bulk_stage_bytes(n: int, cluster: int, dtype: str) -> int:
 
 
 def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int = 3, threads: int = 512,
-              blocks_per_sm: int = 1, min_cluster: int = 1) -> BulkPlan | None:
-    """v7's instance for rows of n on a GPU of compute capability cc (None: before sm_90, rows
-    outside BULK_MIN_N..BULK_MAX_N, or no cluster whose stages fit)."""
+              blocks_per_sm: int = 1, min_cluster: int = 1, elems: int = 0) -> BulkPlan | None:
+    """v7's (and v10's) instance for rows of n on a GPU of compute capability cc (None: before sm_90,
+    rows outside BULK_MIN_N..BULK_MAX_N, or no cluster whose stages fit). elems > 0 (v10): the
+    share must also fit the registers, threads x elems values."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
     per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
@@ -435,7 +445,7 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
     v = 16 // (4 if dtype == "float32" else 2)
     for c in BULK_CLUSTERS:
         stage = bulk_stage_bytes(n, c, dtype)
-        if c >= min_cluster and stages * stage <= budget:
+        if c >= min_cluster and stages * stage <= budget and (not elems or stage // 16 * v <= threads * elems):
             return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
                             smem=stages * stage)
     return None

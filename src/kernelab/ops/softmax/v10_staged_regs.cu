@@ -1,0 +1,246 @@
+// v10_staged_regs: v7's ring of bulk-copied row shares in shared memory, read ONCE into registers,
+// where the exps are kept (v5's arithmetic): one shared-memory sweep and one EX2 an element, and
+// the stage is refilled as soon as the block's (max, sum) merge is done, before the exchange and
+// the stores. Rows of 2049 .. 262144 elements, sm_90+ (cp.async.bulk, mbarriers, clusters).
+//
+// What changed from v7 (per row: wait the stage, sweep 1 max, sweep 2 sum of exp, block merge,
+//   cluster exchange, sweep 3 y = exp(x - M) / S from the stage, block barrier, refill):
+//   1. One sweep: thread t reads vectors t, t + T, ... (K = E / V of them, E = `@elems`) of the
+//      staged share into fp32 registers and takes its max; then e = 2^((x - m_t) log2 e) in place
+//      and its sum, all in registers (v5's exp_in_place: one EX2 an element; v7 spends two, one
+//      in sweep 2 and one in sweep 3, and three LDS sweeps where this spends one).
+//   2. The stage is free once the block merge's barrier has passed (every thread has copied its
+//      vectors out), so thread 0 refills it with row i + S right there, before the cluster
+//      exchange and the stores; v7 refills after the stores and an extra end-of-row barrier. So
+//      while the block waits for its peers' pairs and writes row i, rows i + 1 .. i + S are all
+//      staged or in flight (v7: S - 1).
+//   3. Output: y = e x r, r = 2^((m_t - M) log2 e) / S (one EX2 a thread), packed and stored with
+//      16-byte st.global from registers, as v5's store_scaled.
+//   C is the smallest of 1, 2, 4, 8, 16 (at least `@min_cluster`) whose stages fit shared memory
+//   (v7's rule) and whose share fits the registers (ceil(nvec / C) <= K x T): bf16 131072 -> C = 4
+//   (64 KiB shares, 192 KiB ring; 32768 elements = 512 threads x 64), fp32 131072 -> C = 8.
+// Why: the ablations of v7 at 2048 x 131072 (docs/runs/2026-11-30-h200-sweep_membound_s7_ablate.json,
+//   one process, bf16 v7 300.2 us): without the cluster exchange 281.0, without the EX2s 276.2,
+//   without sweeps 1 and 2 280.0, without sweeps and exchange 276.9. Removing any part of a row's
+//   work reaches the same ~276-281 us, the floor of 30 clusters of 4 on 120 of the 132 SMs
+//   (250 us x 132 / 120 = 275): v7's bf16 loses ~8% to per-row work on top of placement. This
+//   variant removes two sweeps and half the EX2s, and takes the refill off the end of the row.
+// Predicted: bytes first: 2048 x 131072 bf16 moves 1.07 GB (250 us at the copy rate), fp32 2.15 GB
+//   (500 us). Per SM (bf16, 120 SMs): 2.2 M elements, one EX2 each = 140 K clk of the 16/clk MUFU
+//   (~80 us of 276): no longer near the critical path. Expect bf16 278-288 us (0.87-0.90x a copy;
+//   v4_dispatch 293.5-304, v7 300), fp32 535-545 (v7 544.6, its floor ~536). Risks: 64 fp32 values
+//   a thread (~100 registers at 512 threads, 1 block an SM: fine) and the exchange now right before
+//   the stores with nothing to overlap it but the staged rows' copies.
+// Measured: BENCHMARKS.md, softmax rows (generated from results JSON), and the s7 sweep.
+//
+// Knobs: header values (op.py reads them for the plan and passes them to the compiler as
+//   SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS; a sweep overrides them as meta).
+// @strategy bulk
+// @arch sm_90
+// @stages 3
+// @threads 512
+// @blocks_per_sm 1
+// @min_cluster 1
+// @elems 64
+// @access_bytes 16
+#include "softmax_common.cuh"
+#include "cluster_exchange.cuh"
+#include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), bulk_copy_in, dynamic_smem_size
+
+#ifndef SB_STAGES
+#define SB_STAGES 3
+#endif
+#ifndef SB_THREADS
+#define SB_THREADS 512
+#endif
+#ifndef SB_BLOCKS_PER_SM
+#define SB_BLOCKS_PER_SM 1
+#endif
+#ifndef SB_ELEMS
+#define SB_ELEMS 64
+#endif
+
+static_assert(SB_STAGES >= 2 && SB_STAGES <= 8, "SB_STAGES: 2..8 stages");
+static_assert(SB_THREADS == 128 || SB_THREADS == 256 || SB_THREADS == 512 || SB_THREADS == 1024,
+              "SB_THREADS: 128, 256, 512 or 1024");
+static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "v10_staged_regs needs sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
+#endif
+
+namespace softmax {
+namespace staged {
+using namespace ::softmax::cx;    // ctarank, mbar_*, push_pair (cluster_exchange.cuh)
+using namespace ::softmax::ring;  // Chunk, chunk_of, bulk_copy_in, dynamic_smem_size (bulk_ring.cuh)
+
+extern __shared__ __align__(128) uint4 ring[];
+
+// Thread 0: the block's share of row `row` into stage `st`, completing on full[st].
+template <typename T, int C>
+__device__ __forceinline__ void issue(const T* x, int row, int n, int rank, int st, int stage_vecs,
+                                      unsigned long long* full) {
+  constexpr int V = rows::Traits<T>::V;
+  const T* xr = x + (size_t)row * n;
+  const Chunk ch = chunk_of<T, C>(xr, n, rank);
+  const unsigned bytes = static_cast<unsigned>(ch.cnt) * 16u;
+  mbar_expect(&full[st], bytes);  // 0 bytes: the phase completes on this arrival
+  if (bytes) bulk_copy_in(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
+}
+
+// Rows q, q + Q, ... for cluster q of Q; row i of this cluster in stage i % S, phase (i / S) & 1.
+// The stage of row i is refilled with row i + S right after row i's block merge: the merge's
+// barrier is the first point at which every thread has copied its vectors of the stage into
+// registers. Every copy issued is waited for by a later row, so none is in flight at exit.
+// Exchange (C > 1): v5's, buffers b = i & 1, parity (i >> 1) & 1. Its proof (v5's cluster_rows)
+//   needs only that a block pushes row i's pair after row i's block barrier, which every thread
+//   reaches after reading row i - 1's pairs: true here (push after block_merge). part_m/part_s
+//   are double-buffered by row parity for the same reason.
+template <typename T, int C>
+__device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
+  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = SB_ELEMS / V;
+  static_assert(C == 1 || C == 2 || C == 4 || C == 8 || C == 16, "C is 1, 2, 4, 8 or 16");
+  static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
+  __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
+  __shared__ float2 pairs[2][C];
+  __shared__ alignas(8) unsigned long long full[S];
+  __shared__ alignas(8) unsigned long long xbar[2];
+
+  const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
+  if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
+  if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
+  unsigned rank = 0;
+  if constexpr (C > 1) {
+    if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
+    rank = ctarank();
+  }
+  const int tid = threadIdx.x, lane = tid & 31;
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
+    mbar_init(&xbar[0], 1);
+    mbar_init(&xbar[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (C > 1) {
+    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+  const int q = blockIdx.x / C, Q = gridDim.x / C;
+  if (q >= M) return;  // the whole cluster (all its blocks have the same q)
+  const int rows_mine = (M - 1 - q) / Q + 1;
+  if (tid == 0) {
+#pragma unroll 1
+    for (int i = 0; i < S && i < rows_mine; ++i) issue<T, C>(x, q + i * Q, N, rank, i, stage_vecs, full);
+  }
+
+#pragma unroll 1
+  for (int i = 0; i < rows_mine; ++i) {
+    const int row = q + i * Q, st = i % S;
+    const T* xr = x + (size_t)row * N;
+    T* yr = y + (size_t)row * N;
+    const Chunk ch = chunk_of<T, C>(xr, N, rank);
+    const bool own_h = rank == 0 && tid < ch.geo.head;
+    const bool own_t = rank == C - 1 && tid < ch.geo.tail;
+    const int t_at = ch.geo.head + ch.geo.nvec * V + tid;
+    float h = own_h ? rows::to_float(xr[tid]) : -INFINITY;
+    float t = own_t ? rows::to_float(xr[t_at]) : -INFINITY;
+    const uint4* stage = ring + (size_t)st * stage_vecs;
+    mbar_wait(&full[st], (i / S) & 1);
+
+    // The one sweep: K vectors a thread into fp32 registers (-inf where it owns none), its max.
+    float f[K][V];
+    float m = fmaxf(h, t);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+        rows::unpack<T>(stage[j], f[k]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
+      }
+#pragma unroll
+      for (int v = 0; v < V; ++v) m = fmaxf(m, f[k][v]);
+    }
+    // Exps in place (-inf -> 0) and their sum, relative to the thread's max.
+    const float sh = shift_of(m);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        f[k][v] = exp_shifted(f[k][v], sh);
+        s += f[k][v];
+      }
+    h = exp_shifted(h, sh);
+    t = exp_shifted(t, sh);
+    const int b = i & 1;
+    MaxSum all = block_merge<THREADS>(MaxSum{m, s + h + t}, part_m[b], part_s[b]);
+    // Every thread has read the stage (it is past the merge's barrier): refill it now.
+    if (tid == 0 && i + S < rows_mine) issue<T, C>(x, q + (i + S) * Q, N, rank, st, stage_vecs, full);
+    if constexpr (C > 1) {
+      if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
+      if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
+      mbar_wait(&xbar[b], (i >> 1) & 1);
+      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
+      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+    }
+
+    // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
+    // NaN everywhere, as torch.softmax.
+    const float r = rescale(m, all.m) / all.s;
+    const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
+    T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) f[k][v] *= r;
+        if (vec_out) {
+          rows::st_global_16(yv + (size_t)j * V, rows::pack<T>(f[k]));
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v) yv[(size_t)j * V + v] = rows::from_float<T>(f[k][v]);
+        }
+      }
+    }
+    if (own_h) yr[tid] = rows::from_float<T>(h * r);
+    if (own_t) yr[t_at] = rows::from_float<T>(t * r);
+  }
+}
+
+}  // namespace staged
+}  // namespace softmax
+
+// Instances: a cluster of C = 1, 2, 4, 8, 16 blocks of SB_THREADS threads per row (C = 16 is a
+// non-portable cluster size; kernelab.gpu allows it). Launch with cluster=C and the dynamic
+// shared memory op.py's bulk_plan gives (S stages x ceil(N / (V x C)) x 16 B).
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 1>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 2>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 4>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 8>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bk_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 16>(x, y, M, N); }
+
+// The names the op contract looks up: the widest instance (launch it with cluster=16 and the ring).
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 16>(x, y, M, N); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 16>(x, y, M, N); }
