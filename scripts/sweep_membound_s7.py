@@ -1,7 +1,7 @@
 """Issue 7, session 7: the sweeps behind docs/runs/2026-11-30-h200-sweep_membound_s7_*.json, as
 candidate lists on top of scripts/sweep_membound.py (same checks, timing and table).
 
-Usage (GPU machine): SWEEP_SET=ablate|staged|sum PYTHONPATH=src python3 scripts/sweep_membound_s7.py --ops ... --out F
+Usage (GPU machine): SWEEP_SET=ablate|staged|staged2|sum PYTHONPATH=src python3 scripts/sweep_membound_s7.py --ops ... --out F
     ablate: what holds wide-row softmax (2048 x 131072) under a copy. v7_bulk_smem with parts of a
             row's work removed (SB_ABLATE: 1 no cluster exchange, 2 no EX2, 4 no stats sweeps) and
             v5's register instance without its exchange (PS_ABLATE 1). Ablations compute a wrong
@@ -9,6 +9,8 @@ Usage (GPU machine): SWEEP_SET=ablate|staged|sum PYTHONPATH=src python3 scripts/
     staged: softmax v10_staged_regs (v7's ring read once into registers, one EX2 an element) and
             its knobs at 2048 x 131072 bf16 / fp32 against v7 and v4_dispatch, and at the bench
             shapes that fit a block (8192 x 32768 bf16, 32768 x 8192 fp32) against v4_dispatch.
+    staged2: v10 with 2+ blocks an SM (256 / 128 threads, 32 values a thread: clusters of 8 / 16 and
+            small rings) at 2048 x 131072, after `staged` found 256 threads the fastest.
     sum:    sum bf16 cold at 2^28 and 2^29 elements (the same bytes as fp32 2^28): how much of
             2^28's time is fixed cost (launch, second pass, ramp) rather than bandwidth.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
@@ -75,6 +77,23 @@ def staged_sweeps(selected):
     return out
 
 
+def staged2_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v10 = "v10_staged_regs"
+    knobs = [("t256", {"threads": "256"}), ("t256 e32", {"threads": "256", "elems": "32"}),
+             ("t128", {"threads": "128"}), ("t256 stages 2", {"threads": "256", "stages": "2"}),
+             ("t256 blocks_per_sm 2", {"threads": "256", "blocks_per_sm": "2"}),
+             ("t512 min_cluster 8", {"min_cluster": "8"})]
+    for dt in ("bfloat16", "float32"):
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((264, 131072), dt), P + [
+            Candidate("v4_dispatch", "existing", "v4_dispatch"),
+            Candidate("v7_bulk_smem", "existing", "v7_bulk_smem"),
+        ] + [Candidate(f"{v10} {label}", "new", v10, meta=m) for label, m in knobs]))
+    return out
+
+
 def sum_sweeps(selected):
     out = []
     if "sum" not in selected:
@@ -87,6 +106,6 @@ def sum_sweeps(selected):
     return out
 
 
-sm.sweeps = {"ablate": ablate_sweeps, "staged": staged_sweeps, "sum": sum_sweeps}[os.environ.get("SWEEP_SET", "ablate")]
+sm.sweeps = {"ablate": ablate_sweeps, "staged": staged_sweeps, "staged2": staged2_sweeps, "sum": sum_sweeps}[os.environ.get("SWEEP_SET", "ablate")]
 if __name__ == "__main__":
     sys.exit(sm.main())
