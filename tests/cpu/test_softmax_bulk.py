@@ -111,28 +111,31 @@ def test_sass_bulk_copies_mbarriers_and_no_membar():
 # ---- v10_staged_regs -----------------------------------------------------------------------------
 
 def test_v10_share_also_fits_the_registers():
-    # bf16 131072: C = 4 as v7 (64 KiB shares = 32768 values = 512 threads x 64).
+    # Defaults 256 threads x 64 values, 2 stages: bf16 131072 -> C = 8 (32 KiB shares, 64 KiB ring;
+    # v7 takes C = 4, whose 64 KiB shares fit 3 stages but not 256 x 64 registers).
     p = _plan(V10, 131072)
-    assert (p.name, p.cluster, p.block, p.smem) == ("softmax_bk_c4", 4, 512, 3 * 65536)
-    assert _plan(V10, 131072, "float32").cluster == 8
-    # 32769 bf16: v7 stages it whole (C = 1, 3 x 64 KiB fits); 32769 values > 512 x 64, so C = 2.
-    assert _plan(V7, 32769).cluster == 1 and _plan(V10, 32769).cluster == 2
-    assert _plan(V10, 32768).cluster == 1 and _plan(V10, 32768, "float32").cluster == 2
-    # Fewer values a thread, or fewer threads, need larger clusters.
-    assert _plan(_with(V10, elems=32), 131072).cluster == 8 and _plan(_with(V10, threads=256), 131072).cluster == 8
+    assert (p.name, p.cluster, p.block, p.smem) == ("softmax_bk_c8", 8, 256, 2 * 32768)
+    assert _plan(V10, 131072, "float32").cluster == 8 and _plan(V10, 131072, "float32").smem == 2 * 65536
+    assert _plan(V7, 131072).cluster == 4
+    # 32769 bf16: v7 stages it whole (C = 1, 3 x 64 KiB fits); 32769 values > 256 x 64 x 2, so C = 4.
+    assert _plan(V7, 32769).cluster == 1 and _plan(V10, 32769).cluster == 4
+    assert _plan(V10, 16384).cluster == 1 and _plan(V10, 16385).cluster == 2
+    # More values a thread, or more threads, allow smaller clusters.
+    assert _plan(_with(V10, threads=512, stages=3), 131072).cluster == 4
+    assert _plan(_with(V10, elems=32), 131072).cluster == 16
     for n in (2049, 4097, 32769, 40000, 65537, 100000, 131072, 262144):
         for dt in OP.dtypes:
             p = _plan(V10, n, dt)
             v = 16 // (4 if dt == "float32" else 2)
             stage_vecs = -(-n // (v * p.cluster))
-            assert stage_vecs * v <= 512 * 64 and p.smem == 3 * 16 * stage_vecs, (n, dt, p)
+            assert stage_vecs * v <= 256 * 64 and p.smem == 2 * 16 * stage_vecs, (n, dt, p)
     assert _plan(V10, 131072, cc=(8, 0)) is None and _plan(V10, 2048) is None
     with pytest.raises(ValueError, match="@elems 48"):
         _plan(_with(V10, elems=48), 131072)
 
 
 def test_v10_knobs_become_macros():
-    assert OP.defines(V10) == {"SB_STAGES": 3, "SB_THREADS": 512, "SB_BLOCKS_PER_SM": 1, "SB_ELEMS": 64}
+    assert OP.defines(V10) == {"SB_STAGES": 2, "SB_THREADS": 256, "SB_BLOCKS_PER_SM": 1, "SB_ELEMS": 64}
     assert OP.defines(_with(V10, elems=32, threads=1024))["SB_ELEMS"] == 32
     assert "SB_ELEMS" not in OP.defines(V7)  # v7 has no `@elems`: its build (and cache key) is unchanged
 
@@ -157,7 +160,7 @@ def test_v10_every_instance_compiles_without_spills(arch):
 @pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
 def test_v10_sass_one_sweep_from_shared_memory():
     m = compile_file(V10.path, arch="sm_90", defines=OP.defines(V10))
-    sass = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_bk_c4_bf16")
+    sass = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_bk_c8_bf16")
     assert "UBLKCP.S.G" in sass and "SYNCS.PHASECHK.TRANS64.TRYWAIT" in sass
     # The one sweep, unrolled: K = 64 / 8 = 8 LDS.128 a thread (v7 reads the stage three times).
     assert len(re.findall(r"LDS\.128", sass)) == 8, len(re.findall(r"LDS\.128", sass))

@@ -6,7 +6,7 @@ exchange through both of its buffers; one row (M = 1: one cluster, the prologue 
 misaligned rows (head / tail scalars next to the bulk-copied vectors) and y not co-aligned with x
 (scalar stores); each cluster size 1, 2, 4, 8, 16; and the knob builds a sweep times (v7: bulk-store
 path, streaming stores, 2 / 4 stages, 2 blocks an SM, 256 / 1024 threads, evict-first loads; v10:
-2 / 4 stages, 256 / 1024 threads, 32 values a thread). Both variants run every loop test.
+3 stages, 128 / 512 / 1024 threads, 32 values a thread). Both variants run every loop test.
 
 Failures name the instance the launch took (e.g. softmax_bk_c4_bf16), the grid and the rows
 each cluster took.
@@ -80,11 +80,11 @@ def _loop_case(v, module, n, dtype, offset=0, layout=None, stages=3):
 
 
 # (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100: v7, v10). v10's
-# share must also fit 512 x 64 registers: 32769 bf16 takes clusters of 2 there.
-LOOPS = [(4097, "float32", 3, None, (1, 1)), (32769, "bfloat16", 0, None, (1, 2)),
-         (65536, "bfloat16", 3, None, (2, 2)), (65537, "float32", 1, None, (4, 4)),
-         (131072, "bfloat16", 0, None, (4, 4)), (131072, "float32", 1, None, (8, 8)),
-         (100000, "bfloat16", 1, "mixed_alignment", (4, 4)), (262144, "bfloat16", 0, None, (8, 8)),
+# share must also fit its 256 threads x 64 values (16384 a block), so it takes larger clusters.
+LOOPS = [(4097, "float32", 3, None, (1, 1)), (32769, "bfloat16", 0, None, (1, 4)),
+         (65536, "bfloat16", 3, None, (2, 4)), (65537, "float32", 1, None, (4, 8)),
+         (131072, "bfloat16", 0, None, (4, 8)), (131072, "float32", 1, None, (8, 8)),
+         (100000, "bfloat16", 1, "mixed_alignment", (4, 8)), (262144, "bfloat16", 0, None, (8, 16)),
          (262144, "float32", 0, None, (16, 16))]
 
 
@@ -125,8 +125,8 @@ def test_masked_and_special_rows_through_the_loop(which):
 KNOBS = [("v7", {}, {"SB_STORE": 1}), ("v7", {}, {"SB_STORE": 2}), ("v7", {}, {"SB_LOAD_EF": 1}),
          ("v7", {"stages": "2"}, {}), ("v7", {"stages": "4"}, {}), ("v7", {"blocks_per_sm": "2"}, {}),
          ("v7", {"threads": "256"}, {}), ("v7", {"threads": "1024"}, {}), ("v7", {"min_cluster": "8"}, {}),
-         ("v10", {"stages": "2"}, {}), ("v10", {"stages": "4"}, {}), ("v10", {"threads": "256"}, {}),
-         ("v10", {"threads": "1024", "elems": "32"}, {}), ("v10", {"elems": "32"}, {})]
+         ("v10", {"stages": "3"}, {}), ("v10", {"stages": "3", "threads": "512"}, {}),
+         ("v10", {"threads": "1024", "elems": "32"}, {}), ("v10", {"elems": "32"}, {}), ("v10", {"threads": "128"}, {})]
 
 
 @pytest.mark.parametrize("which,meta,defines", KNOBS,

@@ -159,11 +159,12 @@ class Softmax(OpSpec):
             return {"GG_THREADS": grid_groups_knobs(variant)[1]}  # the ring's depth is the launch's
         if variant.meta.get("strategy") == "bulk":
             stages, threads, per_sm, _, elems = bulk_knobs(variant)
-            return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": per_sm,
-                    **({"SB_ELEMS": elems} if elems else {})}
+            return bulk_defines(stages, threads, per_sm, 1, elems)
         if variant.meta.get("strategy") == "sm_rows":
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
             return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
+        if variant.meta.get("strategy") == "dispatch":  # v4 holds v10's instances, built with these
+            return bulk_defines(*DISPATCH_BULK)
         if variant.meta.get("strategy") != "packed":
             return {}
         w, lanes, e = packed_knobs(variant)
@@ -208,7 +209,7 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
-# clusters on sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
+# clusters on sm_90+), "packed" (v6), "bulk" (v10 with DISPATCH_BULK's knobs, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
 # instances every strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
@@ -234,9 +235,17 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   v7 272.6, v8 324.1: v6 takes bf16 4097-32768 (8193-16384, its 16-element 1024-thread
 #   instance, by proximity: unmeasured).
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "persistent")),
-    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "persistent")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (65536, "persistent"),
+                 (rows.MAX_CLUSTER_N, "bulk")),
+    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "persistent"),
+                (rows.MAX_CLUSTER_N, "bulk")),
 }
+# v10_staged_regs's knobs for "bulk" entries, (stages, threads, blocks_per_sm, min_cluster, elems):
+# v4 compiles v10's instances with them (Softmax.defines). Session 7
+# (docs/runs/2026-11-30-h200-sweep_membound_s7_staged2.json, one process, 2048 x 131072): 256
+# threads x 64 values, 2 stages (clusters of 8, 2 blocks an SM) bf16 282.0 us, fp32 547.9; v5
+# (then v4's pick) 294.2 / 568.0, v7 300.2 / 551.5.
+DISPATCH_BULK = (2, 256, 1, 1, 64)
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
 DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
@@ -424,6 +433,12 @@ def bulk_knobs(variant) -> tuple[int, int, int, int, int]:
     if min_c not in BULK_CLUSTERS:
         raise ValueError(f"{name}: `@min_cluster {min_c}`: one of {', '.join(map(str, BULK_CLUSTERS))}")
     return stages, threads, per_sm, min_c, elems
+
+
+def bulk_defines(stages: int, threads: int, blocks_per_sm: int, min_cluster: int, elems: int) -> dict:
+    """The macros v7 / v10 are built with (min_cluster is the plan's alone; SB_ELEMS only for v10)."""
+    return {"SB_STAGES": stages, "SB_THREADS": threads, "SB_BLOCKS_PER_SM": blocks_per_sm,
+            **({"SB_ELEMS": elems} if elems else {})}
 
 
 def bulk_stage_bytes(n: int, cluster: int, dtype: str) -> int:
@@ -666,7 +681,8 @@ def grid_groups_launch(kernel, variant, case, x, y) -> None:
     k(x, y, m, n, counters, slots, grid=groups * p.group, block=p.block, shared_mem=p.smem, cooperative=True)
 
 
-def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32) -> Plan | None:
+def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, elems: int = 32,
+                 dtype: str = "bfloat16") -> Plan | None:
     if strategy == "warp":
         return rows.warp_plan("softmax", n)
     if strategy == "block":
@@ -679,6 +695,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return persistent_plan(n, cc, threads, elems or 32)
     if strategy == "packed":  # v6 with its default knobs (a dispatch entry needs v6's instances in v4)
         return packed_plan(n)
+    if strategy == "bulk":  # v10 with DISPATCH_BULK's knobs (v4 holds those instances)
+        return bulk_plan(n, cc, dtype, *DISPATCH_BULK)
     raise ValueError(f"unknown softmax strategy {strategy!r}")
 
 
@@ -693,7 +711,7 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
         table = (DISPATCH_SM90 if cc >= (9, 0) else DISPATCH_OLDER)[dtype]
         for widest, chosen in table:
             if n <= widest:
-                p = _by_strategy(chosen, n, cc, 0, DISPATCH_PERSISTENT_ELEMS[dtype])
+                p = _by_strategy(chosen, n, cc, 0, DISPATCH_PERSISTENT_ELEMS[dtype], dtype)
                 if p is not None:
                     return p
         return ONLINE  # any width
