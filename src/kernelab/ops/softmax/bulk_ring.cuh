@@ -1,8 +1,8 @@
-// bulk_ring.cuh: what softmax v7_bulk_smem, v8_sm_rows and v9_grid_groups share about a row split
-// over C blocks and staged in shared memory: a block's share of a row (its 16-byte vectors), the
-// sweep that reads a staged share with 4 LDS.128 in flight per step, the consumers' block merge
-// (named barrier 1), the 1-D bulk copy that stages
-// it (sm_90+) and the launch's dynamic shared-memory size (the ring's).
+// bulk_ring.cuh: what softmax v7-v11 share about a row split over C blocks and staged in shared
+// memory: a block's share of a row (its 16-byte vectors), the sweep that reads a staged share with
+// 4 LDS.128 in flight per step, the consumers' block merge (named barrier 1), the 1-D bulk copy
+// that stages it and the stage_share that issues it (sm_90+), and the launch's dynamic
+// shared-memory size (the ring's).
 #pragma once
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"  // cx::smem_addr
@@ -67,6 +67,18 @@ __device__ __forceinline__ void bulk_copy_in(void* dst, const void* src, unsigne
                    cx::smem_addr(dst)),
                "l"(src), "r"(bytes), "r"(cx::smem_addr(bar))
                : "memory");
+}
+// Thread 0: the block's share of row `row` (rank `rank` of C) into stage `st` of `ring` (stage_vecs
+// vectors a stage), completing on full[st]. v9, v10 and v11 stage rows with it (v7 with an L2 hint).
+template <typename T, int C>
+__device__ __forceinline__ void stage_share(uint4* ring, const T* x, int row, int n, int rank, int st, int stage_vecs,
+                                            unsigned long long* full) {
+  constexpr int V = rows::Traits<T>::V;
+  const T* xr = x + (size_t)row * n;
+  const Chunk ch = chunk_of<T, C>(xr, n, rank);
+  const unsigned bytes = static_cast<unsigned>(ch.cnt) * 16u;
+  cx::mbar_expect(&full[st], bytes);  // 0 bytes: the phase completes on this arrival
+  if (bytes) bulk_copy_in(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
 }
 // The same with an L2 cache policy (createpolicy) on the read.
 __device__ __forceinline__ void bulk_copy_in_hint(void* dst, const void* src, unsigned bytes, unsigned long long* bar,

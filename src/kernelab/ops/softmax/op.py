@@ -11,7 +11,8 @@ chunks refilled by a producer warp plus the rest of the row read twice through L
 same widths) is v7's ring with a row's C blocks an ordinary group of a cooperative grid (any C of
 1..16, chosen to fill every SM) exchanging (max, sum) through global memory; v10 (sm_90+, same
 widths) is v7's ring read once into registers, where the exps are kept (one shared-memory sweep,
-one exp an element, the stage refilled before the exchange); v4 picks among them
+one exp an element, the stage refilled before the exchange); v11 (sm_90+, same widths) is v10's
+rows in v9's cooperative groups (any C, every SM); v4 picks among them
 by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
@@ -141,6 +142,8 @@ class Softmax(OpSpec):
             return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
         if strategy == "grid_groups":  # without M and the SM count: the smallest group that fits (launch re-plans)
             return grid_groups_plan(n, None, tuple(cc), dtype, None, *grid_groups_knobs(variant))
+        if strategy == "group_regs":  # the same for v11
+            return group_regs_plan(n, None, tuple(cc), dtype, None, *group_regs_knobs(variant))
         threads = variant.meta.get("threads", "auto").split()[0]
         if threads != "auto" and int(threads) not in PERSISTENT_WIDE_THREADS:
             raise ValueError(f"{variant.path.name}: `@threads {threads}`: the persistent cluster instances have "
@@ -159,6 +162,9 @@ class Softmax(OpSpec):
             return {"GG_THREADS": grid_groups_knobs(variant)[1]}  # the ring's depth is the launch's
         if variant.meta.get("strategy") == "bulk":
             stages, threads, per_sm, _, elems = bulk_knobs(variant)
+            return bulk_defines(stages, threads, per_sm, 1, elems)
+        if variant.meta.get("strategy") == "group_regs":
+            stages, threads, per_sm, elems, _ = group_regs_knobs(variant)
             return bulk_defines(stages, threads, per_sm, 1, elems)
         if variant.meta.get("strategy") == "sm_rows":
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
@@ -187,7 +193,7 @@ class Softmax(OpSpec):
             return
         if n >= 2**31 or m >= 2**31:
             raise ValueError(f"softmax: M = {m} and N = {n} must each be < 2^31 (the kernels index rows with int)")
-        if variant.meta.get("strategy") == "grid_groups":
+        if variant.meta.get("strategy") in ("grid_groups", "group_regs"):
             return grid_groups_launch(kernel, variant, case, inputs["x"], outputs["y"])
         p = self.plan(variant, n, rows.arch_cc(kernel), case.dtype)
         if p is None:
@@ -204,7 +210,7 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups")
+              "grid_groups", "group_regs")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -563,21 +569,26 @@ class GridGroupsPlan(Plan):
         return f"{self.name} (block {self.block}, group {self.group}{sized}, ring {self.smem} B)"
 
 
+def group_knob(variant) -> int:
+    """`@group` of a v9 / v11 header, checked: 0 for `auto` (the plan's rule), else the forced C."""
+    raw = (variant.meta.get("group") or "auto").split()[0]
+    if raw == "auto":
+        return 0
+    try:
+        group = int(raw)
+    except ValueError:
+        group = -1
+    if group not in GG_GROUPS:
+        raise ValueError(f"{variant.path.name}: `@group {raw}`: `auto` or a group size of {GG_GROUPS[0]} to "
+                         f"{GG_GROUPS[-1]} blocks per row")
+    return group
+
+
 def grid_groups_knobs(variant) -> tuple[int, int, int]:
     """(stages, threads, group) from a grid_groups variant's header, checked; group 0 = `@group auto`."""
     stages, threads = (variant.meta_int(k, d) for k, d in GG_DEFAULTS.items())
     name = variant.path.name
-    raw = (variant.meta.get("group") or "auto").split()[0]
-    if raw == "auto":
-        group = 0
-    else:
-        try:
-            group = int(raw)
-        except ValueError:
-            group = -1
-        if group not in GG_GROUPS:
-            raise ValueError(f"{name}: `@group {raw}`: `auto` or a group size of {GG_GROUPS[0]} to {GG_GROUPS[-1]} "
-                             f"blocks per row")
+    group = group_knob(variant)
     if not 2 <= stages <= 8:
         raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
     if threads % 32 or not 128 <= threads <= 1024 - GG_EXCHANGE_WARP:
@@ -604,24 +615,81 @@ def grid_groups_plan(n: int, m: int | None, cc: tuple[int, int], dtype: str = "b
             break
     else:
         return None
-    if m is None or sms is None:
-        c, q = fits[0], 0
-    else:
-        resident = sms * blocks_per_sm
-
-        def cost(c: int) -> tuple[float, int]:
-            q = min(m, resident // c)
-            rounds = -(-m // q) if q else float("inf")
-            return rounds * (2 * bulk_stage_bytes(n, c, dtype) + GG_ROW_OVERHEAD), c
-
-        c = min(fits, key=cost)
-        q = min(m, resident // c)
-        if q < 1:
-            return None  # a forced group larger than the GPU holds at once
+    c, q = least_time_group(fits, n, m, dtype, None if sms is None else sms * blocks_per_sm)
+    if q < 0:
+        return None  # a forced group larger than the GPU holds at once
     v = 16 // (4 if dtype == "float32" else 2)
     stage = bulk_stage_bytes(n, c, dtype)
     return GridGroupsPlan(f"softmax_gg_c{c}", threads + GG_EXCHANGE_WARP, 1, None, capacity=c * stage // 16 * v,
                           persistent=True, smem=stages * stage, group=c, groups=q)
+
+
+def least_time_group(fits: list[int], n: int, m: int | None, dtype: str, resident: int | None) -> tuple[int, int]:
+    """(C, groups) by the rule above among the group sizes `fits` (ascending), for M rows of n on a
+    GPU holding `resident` blocks at once; m or resident None: (the smallest C, 0); groups -1 when
+    the chosen C is larger than the GPU holds."""
+    if m is None or resident is None:
+        return fits[0], 0
+
+    def cost(c: int) -> tuple[float, int]:
+        q = min(m, resident // c)
+        rounds = -(-m // q) if q else float("inf")
+        return rounds * (2 * bulk_stage_bytes(n, c, dtype) + GG_ROW_OVERHEAD), c
+
+    c = min(fits, key=cost)
+    q = min(m, resident // c)
+    return c, q if q >= 1 else -1
+
+
+# ---- v11_group_regs' instances -------------------------------------------------------------------
+# v10's row loop (bulk-copied stages read once into `@elems` fp32 registers a thread) in v9's
+# cooperative groups. C: v9's rule (least_time_group) among the C of GG_GROUPS whose `@stages`
+# stages fit the block's part of shared memory at `@blocks_per_sm` blocks an SM (bulk_plan's
+# budget) and whose share fits the registers (threads x elems values); `@group N` forces C. Header
+# knobs (GR_DEFAULTS; Softmax.defines passes the first four as SB_STAGES, SB_THREADS,
+# SB_BLOCKS_PER_SM, SB_ELEMS). H200 (132 SMs x 2 blocks): 2048 x 131072 bf16 -> C = 8, 33 groups;
+# fp32 -> C = 11, 24 groups.
+GR_DEFAULTS = {"stages": 2, "threads": 256, "blocks_per_sm": 2, "elems": 64}
+
+
+def group_regs_knobs(variant) -> tuple[int, int, int, int, int]:
+    """(stages, threads, blocks_per_sm, elems, group) from a group_regs variant's header, checked."""
+    stages, threads, per_sm, elems = (variant.meta_int(k, d) for k, d in GR_DEFAULTS.items())
+    name = variant.path.name
+    if not 2 <= stages <= 8:
+        raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
+    if threads not in BULK_THREADS:
+        raise ValueError(f"{name}: `@threads {threads}`: blocks of {', '.join(map(str, BULK_THREADS))} threads")
+    if not 1 <= per_sm <= 4 or per_sm * threads > 2048:
+        raise ValueError(f"{name}: `@blocks_per_sm {per_sm}`: 1 to 4 blocks an SM, at most 2048 threads")
+    if elems not in BULK_ELEMS[1:]:
+        raise ValueError(f"{name}: `@elems {elems}`: a thread holds {', '.join(map(str, BULK_ELEMS[1:]))} values")
+    return stages, threads, per_sm, elems, group_knob(variant)
+
+
+@functools.lru_cache(maxsize=256)  # on v11's launch path (re-planned with M each call): a pure function
+def group_regs_plan(n: int, m: int | None, cc: tuple[int, int], dtype: str = "bfloat16", sms: int | None = None,
+                    stages: int = GR_DEFAULTS["stages"], threads: int = GR_DEFAULTS["threads"],
+                    blocks_per_sm: int = GR_DEFAULTS["blocks_per_sm"], elems: int = GR_DEFAULTS["elems"],
+                    group: int = 0) -> GridGroupsPlan | None:
+    """v11's instance for M rows of n on a GPU of compute capability cc with `sms` SMs (None: before
+    sm_90, rows outside BULK_MIN_N..BULK_MAX_N, or no group size whose stages fit shared memory and
+    whose share fits the registers). m or sms None: the smallest C that fits, unsized (groups = 0)."""
+    if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
+        return None
+    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
+    budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+    v = 16 // (4 if dtype == "float32" else 2)
+    fits = [c for c in GG_GROUPS if (not group or c == group) and stages * bulk_stage_bytes(n, c, dtype) <= budget
+            and bulk_stage_bytes(n, c, dtype) // 16 * v <= threads * elems]
+    if not fits:
+        return None
+    c, q = least_time_group(fits, n, m, dtype, None if sms is None else sms * blocks_per_sm)
+    if q < 0:
+        return None
+    stage = bulk_stage_bytes(n, c, dtype)
+    return GridGroupsPlan(f"softmax_gr_c{c}", threads, 1, None, capacity=c * stage // 16 * v, persistent=True,
+                          smem=stages * stage, group=c, groups=q)
 
 
 _gg_sms: dict[int, int] = {}
@@ -652,7 +720,7 @@ def grid_groups_workspace(device, groups: int, group: int):
 
 
 def grid_groups_launch(kernel, variant, case, x, y) -> None:
-    """Plan v9 for this M, N and GPU, size the grid by the occupancy API (every block co-resident),
+    """Plan v9 or v11 for this M, N and GPU, size the grid by the occupancy API (every block co-resident),
     zero the exchange counters and launch cooperatively."""
     from kernelab.gpu import LaunchError, device_info
 
@@ -662,8 +730,10 @@ def grid_groups_launch(kernel, variant, case, x, y) -> None:
     sms = _gg_sms.get(dev)
     if sms is None:
         sms = _gg_sms[dev] = device_info(dev).sm_count
-    stages, threads, group = grid_groups_knobs(variant)
-    p = grid_groups_plan(n, m, cc, case.dtype, sms, stages, threads, group)
+    if variant.meta.get("strategy") == "group_regs":
+        p = group_regs_plan(n, m, cc, case.dtype, sms, *group_regs_knobs(variant))
+    else:
+        p = grid_groups_plan(n, m, cc, case.dtype, sms, *grid_groups_knobs(variant))
     if p is None:
         raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                          f"use v4_dispatch, which handles any width")
@@ -726,7 +796,7 @@ def _limit(variant, dtype: str = "bfloat16") -> str:
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     if variant.meta.get("strategy") == "sm_rows":
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
-    if variant.meta.get("strategy") == "grid_groups":
+    if variant.meta.get("strategy") in ("grid_groups", "group_regs"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages of the group's share that fit shared memory)"
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),
             "persistent": str(MAX_PERSISTENT_N)}.get(variant.meta.get("strategy", ""), "any")

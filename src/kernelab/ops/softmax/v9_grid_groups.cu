@@ -85,6 +85,7 @@
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
 #include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), sweep (read a staged share)
+#include "group_exchange.cuh"  // the pairs and counters in global memory
 
 #ifndef GG_THREADS
 #define GG_THREADS 512
@@ -100,9 +101,8 @@ static_assert(GG_THREADS % 32 == 0 && GG_THREADS >= 128 && GG_THREADS <= 992,
 namespace softmax {
 namespace groups {
 using namespace ::softmax::cx;  // smem_addr, mbar_init, mbar_expect, mbar_wait (cluster_exchange.cuh)
-using namespace ::softmax::ring;  // Chunk, chunk_of, sweep (bulk_ring.cuh)
-
-constexpr int COUNTER_STRIDE = 32;  // unsigned: one 128-byte line per group's counter (op.py: GG_COUNTER_STRIDE)
+using namespace ::softmax::ring;  // Chunk, chunk_of, sweep, stage_share (bulk_ring.cuh)
+using namespace ::softmax::gx;    // COUNTER_STRIDE, st_pair, red_release_add, wait_pairs (group_exchange.cuh)
 
 extern __shared__ __align__(128) uint4 ring[];
 
@@ -112,36 +112,6 @@ __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
 // The consumer warps only (barrier 1; barrier 0 is __syncthreads, which would need the exchange warp).
 __device__ __forceinline__ void consumer_sync() {
   asm volatile("bar.sync 1, %0;" ::"n"(GG_THREADS) : "memory");
-}
-__device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-// L2, not a stale L1 line: the same slot was read two rows ago.
-__device__ __forceinline__ float2 ld_relaxed_pair(const float2* p) {
-  float2 v;
-  asm volatile("ld.relaxed.gpu.global.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_pair(float2* p, float2 v) {
-  asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v.x), "f"(v.y) : "memory");
-}
-
-
-// Thread 0: the block's share of row `row` into stage `st`, completing on full[st].
-template <typename T, int C>
-__device__ __forceinline__ void issue(const T* x, int row, int n, int rank, int st, int stage_vecs,
-                                      unsigned long long* full) {
-  constexpr int V = rows::Traits<T>::V;
-  const T* xr = x + (size_t)row * n;
-  const Chunk ch = chunk_of<T, C>(xr, n, rank);
-  const unsigned bytes = static_cast<unsigned>(ch.cnt) * 16u;
-  mbar_expect(&full[st], bytes);  // 0 bytes: the phase completes on this arrival
-  if (bytes) bulk_copy_in(ring + (size_t)st * stage_vecs, xr + ch.geo.head + (size_t)ch.v0 * V, bytes, &full[st]);
 }
 
 // The consumers' (max, sum) of the block's share of one row (sweeps 1 and 2) and its head / tail
@@ -214,16 +184,8 @@ __device__ __forceinline__ void grid_group_rows(const T* __restrict__ x, T* __re
           st_pair(pairs + rank, mine[b]);
           red_release_add(counter, 1u);  // orders the pair store before the count
         }
-        float2 p = make_float2(-INFINITY, 0.0f);
-        if (lane < C) {
-          const unsigned target = static_cast<unsigned>(C) * static_cast<unsigned>(j + 1);
-          unsigned ns = 32;
-          while (ld_acquire(counter) < target) {  // every peer's row-j pair is stored
-            __nanosleep(ns);
-            ns = min(ns * 2, 256u);  // the exchange is normally complete by now: backoff only bounds L2 polls
-          }
-          p = ld_relaxed_pair(pairs + lane);  // ordered after this lane's own acquire
-        }
+        // every peer's row-j pair is stored once the counter reaches C (j + 1)
+        const float2 p = wait_pairs<C>(counter, static_cast<unsigned>(C) * static_cast<unsigned>(j + 1), pairs, lane);
         all = warp_merge(MaxSum{p.x, p.y});  // rank order, the same bits in every block of the group
       }
       if (lane == 0) {
@@ -237,7 +199,7 @@ __device__ __forceinline__ void grid_group_rows(const T* __restrict__ x, T* __re
   // ---- consumers ----
   if (tid == 0) {
 #pragma unroll 1
-    for (int i = 0; i < S && i < rows_mine; ++i) issue<T, C>(x, g + i * Q, N, rank, i, stage_vecs, full);
+    for (int i = 0; i < S && i < rows_mine; ++i) stage_share<T, C>(ring, x, g + i * Q, N, rank, i, stage_vecs, full);
   }
   // Head (rank 0) and tail (rank C - 1) scalars of row `row`: plain loads, before the stage wait.
   auto scalars = [&](int row, float& h, float& t) {
@@ -299,7 +261,7 @@ __device__ __forceinline__ void grid_group_rows(const T* __restrict__ x, T* __re
     }
     // (c) every consumer has read the stage (stats in iteration i - 1, output now): refill it.
     consumer_sync();
-    if (tid == 0 && i + S < rows_mine) issue<T, C>(x, g + (i + S) * Q, N, rank, st, stage_vecs, full);
+    if (tid == 0 && i + S < rows_mine) stage_share<T, C>(ring, x, g + (i + S) * Q, N, rank, st, stage_vecs, full);
     h = hn;
     t = tn;
   }

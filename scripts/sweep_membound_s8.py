@@ -1,0 +1,42 @@
+"""Issue 7, session 8: the sweeps behind docs/runs/2026-11-30-h200-sweep_membound_s8_*.json, as
+candidate lists on top of scripts/sweep_membound.py (same checks, timing and table).
+
+Usage (GPU machine): SWEEP_SET=groups PYTHONPATH=src python3 scripts/sweep_membound_s8.py --ops softmax --out F
+    groups: softmax v11_group_regs (v10's register rows in v9's cooperative groups: any C, every
+            SM) and its knobs at 2048 x 131072 bf16 / fp32 against v10 and v4_dispatch (v10's
+            clusters of 8 blocks place 30 at once: 120 of 132 SMs).
+Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
+import os
+import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sweep_membound as sm
+from sweep_membound import Candidate, Sweep, Case
+
+P = [Candidate("torch", "peer"), Candidate("torch.compile", "peer")]
+
+
+def groups_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v10, v11 = "v10_staged_regs", "v11_group_regs"
+    knobs = {
+        "bfloat16": [("stages 3", {"stages": "3"}), ("group 11", {"group": "11"}),
+                     ("t512 bps1", {"threads": "512", "blocks_per_sm": "1"}),
+                     ("e32 bps3 group 16", {"elems": "32", "blocks_per_sm": "3", "group": "16"})],
+        "float32": [("group 12", {"group": "12"}), ("group 10", {"group": "10"}),
+                    ("t512 bps1", {"threads": "512", "blocks_per_sm": "1"})],
+    }
+    for dt in ("bfloat16", "float32"):
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((264, 131072), dt), P + [
+            Candidate("v4_dispatch", "existing", "v4_dispatch"),
+            Candidate(v10, "existing", v10),
+            Candidate(v11, "new", v11),
+        ] + [Candidate(f"{v11} {label}", "new", v11, meta=m) for label, m in knobs[dt]]))
+    return out
+
+
+sm.sweeps = {"groups": groups_sweeps}[os.environ.get("SWEEP_SET", "groups")]
+if __name__ == "__main__":
+    sys.exit(sm.main())

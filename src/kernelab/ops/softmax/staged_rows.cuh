@@ -1,0 +1,203 @@
+// staged_rows.cuh: the row loop softmax v10_staged_regs and v11_group_regs share (sm_90+): a
+// block's share of each of its rows staged by a bulk copy in a ring of SB_STAGES stages of dynamic
+// shared memory, read once into SB_ELEMS fp32 registers a thread (one EX2 an element, the exps
+// kept), the stage refilled right after the block merge, then the C blocks' (max, sum) pairs
+// exchanged and the row written from registers. The two variants differ only in who the C blocks
+// of a row are and how they exchange (template argument X):
+//   Exchange::cluster (v10): a hardware cluster of C = 1, 2, 4, 8, 16; pairs pushed into every peer's
+//     shared memory by st.async, counted on an mbarrier (cluster_exchange.cuh);
+//   Exchange::group (v11): C = 1..16 ordinary blocks of a cooperative grid; pairs stored in global
+//     memory and counted on the group's counter (group_exchange.cuh). Any C, so the groups fill
+//     every SM where clusters leave some idle (H200: clusters of 4 SMs fit on 120 of 132).
+// The knobs (SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS) are the variant's header values,
+// passed by op.py (bulk_defines); the defaults below are only for a bare compile.
+#pragma once
+#include "softmax_common.cuh"
+#include "cluster_exchange.cuh"
+#include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), stage_share, dynamic_smem_size
+#include "group_exchange.cuh"
+
+#ifndef SB_STAGES
+#define SB_STAGES 3
+#endif
+#ifndef SB_THREADS
+#define SB_THREADS 512
+#endif
+#ifndef SB_BLOCKS_PER_SM
+#define SB_BLOCKS_PER_SM 1
+#endif
+#ifndef SB_ELEMS
+#define SB_ELEMS 64
+#endif
+
+static_assert(SB_STAGES >= 2 && SB_STAGES <= 8, "SB_STAGES: 2..8 stages");
+static_assert(SB_THREADS == 128 || SB_THREADS == 256 || SB_THREADS == 512 || SB_THREADS == 1024,
+              "SB_THREADS: 128, 256, 512 or 1024");
+static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "softmax's staged rows (v10, v11) need sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
+#endif
+
+namespace softmax {
+namespace staged {
+using namespace ::softmax::cx;    // ctarank, mbar_*, push_pair (cluster_exchange.cuh)
+using namespace ::softmax::ring;  // Chunk, chunk_of, stage_share, dynamic_smem_size (bulk_ring.cuh)
+
+enum class Exchange { cluster, group };
+
+extern __shared__ __align__(128) uint4 ring[];
+
+// Rows q, q + Q, ... for cluster (or group) q of Q; row i of it in stage i % S, phase (i / S) & 1.
+// The stage of row i is refilled with row i + S right after row i's block merge: the merge's
+// barrier is the first point at which every thread has copied its vectors of the stage into
+// registers. Every copy issued is waited for by a later row, so none is in flight at exit.
+// Cluster exchange (C > 1): v5's, buffers b = i & 1, parity (i >> 1) & 1. Its proof (v5's
+//   cluster_rows) needs only that a block pushes row i's pair after row i's block barrier, which
+//   every thread reaches after reading row i - 1's pairs: true here (push after block_merge).
+//   part_m/part_s are double-buffered by row parity for the same reason.
+// Group exchange (C > 1): thread 0 stores the block's pair of row i in slots[q][i & 1][rank] and
+//   adds 1 to counters[q] (release); every warp's lanes < C wait for counters[q] >= C (i + 1)
+//   (acquire) and read the C pairs, merged in rank order: every block gets the same bits.
+//   Why the count means "all C row-i pairs": thread 0 publishes row i + 1 after row i + 1's block
+//   merge, whose barrier every warp passes after its own wait for row i; so no block has more than
+//   k + 1 arrivals before every block's row k is in. Why parity slots are safe: a block overwrites
+//   its slot of parity b with row i + 2's pair after its wait for row i + 1, which needs every peer's
+//   row i + 1 arrival, which each peer makes after the barrier its warps pass only after reading
+//   row i's pairs. No deadlock: the grid is co-resident (a cooperative launch) and no wait crosses
+//   groups. The counters start at 0 (op.py zeroes them before each launch).
+template <typename T, int C, Exchange X = Exchange::cluster>
+__device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
+                                            unsigned* __restrict__ counters = nullptr,
+                                            float2* __restrict__ slots = nullptr) {
+  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = SB_ELEMS / V;
+  static_assert(X == Exchange::group ? C >= 1 && C <= 16 : C == 1 || C == 2 || C == 4 || C == 8 || C == 16,
+                "C is 1, 2, 4, 8 or 16 blocks a cluster, 1..16 a group");
+  static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
+  __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
+  __shared__ float2 pairs[2][C];
+  __shared__ alignas(8) unsigned long long full[S];
+  __shared__ alignas(8) unsigned long long xbar[2];
+
+  const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
+  if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
+  if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
+  unsigned rank = 0;
+  if constexpr (X == Exchange::group) {
+    if (gridDim.x % C != 0) __trap();  // not the plan's grid of whole groups: fail loudly
+    rank = blockIdx.x % C;
+  } else if constexpr (C > 1) {
+    if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
+    rank = ctarank();
+  }
+  const int tid = threadIdx.x, lane = tid & 31;
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
+    if constexpr (X == Exchange::cluster) {
+      mbar_init(&xbar[0], 1);
+      mbar_init(&xbar[1], 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (X == Exchange::cluster && C > 1) {
+    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+  const int q = blockIdx.x / C, Q = gridDim.x / C;
+  if (q >= M) return;  // the whole cluster / group (all its blocks have the same q)
+  const int rows_mine = (M - 1 - q) / Q + 1;
+  if (tid == 0) {
+#pragma unroll 1
+    for (int i = 0; i < S && i < rows_mine; ++i) stage_share<T, C>(ring, x, q + i * Q, N, rank, i, stage_vecs, full);
+  }
+
+#pragma unroll 1
+  for (int i = 0; i < rows_mine; ++i) {
+    const int row = q + i * Q, st = i % S;
+    const T* xr = x + (size_t)row * N;
+    T* yr = y + (size_t)row * N;
+    const Chunk ch = chunk_of<T, C>(xr, N, rank);
+    const bool own_h = rank == 0 && tid < ch.geo.head;
+    const bool own_t = rank == C - 1 && tid < ch.geo.tail;
+    const int t_at = ch.geo.head + ch.geo.nvec * V + tid;
+    float h = own_h ? rows::to_float(xr[tid]) : -INFINITY;
+    float t = own_t ? rows::to_float(xr[t_at]) : -INFINITY;
+    const uint4* stage = ring + (size_t)st * stage_vecs;
+    mbar_wait(&full[st], (i / S) & 1);
+
+    // The one sweep: K vectors a thread into fp32 registers (-inf where it owns none), its max.
+    float f[K][V];
+    float m = fmaxf(h, t);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+        rows::unpack<T>(stage[j], f[k]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
+      }
+#pragma unroll
+      for (int v = 0; v < V; ++v) m = fmaxf(m, f[k][v]);
+    }
+    // Exps in place (-inf -> 0) and their sum, relative to the thread's max.
+    const float sh = shift_of(m);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        f[k][v] = exp_shifted(f[k][v], sh);
+        s += f[k][v];
+      }
+    h = exp_shifted(h, sh);
+    t = exp_shifted(t, sh);
+    const int b = i & 1;
+    MaxSum all = block_merge<THREADS>(MaxSum{m, s + h + t}, part_m[b], part_s[b]);
+    // Every thread has read the stage (it is past the merge's barrier): refill it now.
+    if (tid == 0 && i + S < rows_mine) stage_share<T, C>(ring, x, q + (i + S) * Q, N, rank, st, stage_vecs, full);
+    if constexpr (X == Exchange::cluster && C > 1) {
+      if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
+      if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
+      mbar_wait(&xbar[b], (i >> 1) & 1);
+      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
+      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+    } else if constexpr (X == Exchange::group && C > 1) {
+      float2* pq = slots + ((size_t)q * 2 + b) * C;
+      unsigned* counter = counters + (size_t)q * gx::COUNTER_STRIDE;
+      if (tid == 0) {
+        gx::st_pair(pq + rank, make_float2(all.m, all.s));
+        gx::red_release_add(counter, 1u);  // orders the pair store before the count
+      }
+      const float2 p = gx::wait_pairs<C>(counter, static_cast<unsigned>(C) * static_cast<unsigned>(i + 1), pq, lane);
+      all = warp_merge(MaxSum{p.x, p.y});  // rank order: the same bits in every warp of every block
+    }
+
+    // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
+    // NaN everywhere, as torch.softmax.
+    const float r = rescale(m, all.m) / all.s;
+    const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
+    T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) f[k][v] *= r;
+        if (vec_out) {
+          rows::st_global_16(yv + (size_t)j * V, rows::pack<T>(f[k]));
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v) yv[(size_t)j * V + v] = rows::from_float<T>(f[k][v]);
+        }
+      }
+    }
+    if (own_h) yr[tid] = rows::from_float<T>(h * r);
+    if (own_t) yr[t_at] = rows::from_float<T>(t * r);
+  }
+}
+
+}  // namespace staged
+}  // namespace softmax
