@@ -5,6 +5,9 @@ Usage (GPU machine): SWEEP_SET=groups PYTHONPATH=src python3 scripts/sweep_membo
     groups: softmax v11_group_regs (v10's register rows in v9's cooperative groups: any C, every
             SM) and its knobs at 2048 x 131072 bf16 / fp32 against v10 and v4_dispatch (v10's
             clusters of 8 blocks place 30 at once: 120 of 132 SMs).
+    groups2: softmax v9_grid_groups (v7's smem ring, exchange warp, the exchange of row i hidden under
+            row i + 1's stats) at 2-4 blocks an SM (63 registers: shared memory decides), against
+            v10 and v11, after `groups` found v11's exchange exposed (~2 us a row).
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -37,6 +40,29 @@ def groups_sweeps(selected):
     return out
 
 
-sm.sweeps = {"groups": groups_sweeps}[os.environ.get("SWEEP_SET", "groups")]
+def groups2_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v9 = "v9_grid_groups"
+    knobs = {
+        "bfloat16": [("t256 g8 s3", {"threads": "256", "group": "8", "stages": "3"}),
+                     ("t128 g16 s3", {"threads": "128", "group": "16", "stages": "3"}),
+                     ("t256 g12 s3", {"threads": "256", "group": "12", "stages": "3"}),
+                     ("t256 g16 s4", {"threads": "256", "group": "16", "stages": "4"}),
+                     ("t512 g4 s3", {"threads": "512", "group": "4", "stages": "3"})],
+        "float32": [("t256 g16 s3", {"threads": "256", "group": "16", "stages": "3"}),
+                    ("t128 g16 s3", {"threads": "128", "group": "16", "stages": "3"}),
+                    ("t512 g11 s3", {"threads": "512", "group": "11", "stages": "3"})],
+    }
+    for dt in ("bfloat16", "float32"):
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((264, 131072), dt), P + [
+            Candidate("v10_staged_regs", "existing", "v10_staged_regs"),
+            Candidate("v11_group_regs", "new", "v11_group_regs"),
+        ] + [Candidate(f"{v9} {label}", "new", v9, meta=m) for label, m in knobs[dt]]))
+    return out
+
+
+sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps}[os.environ.get("SWEEP_SET", "groups")]
 if __name__ == "__main__":
     sys.exit(sm.main())
