@@ -8,6 +8,8 @@ Usage (GPU machine): SWEEP_SET=groups PYTHONPATH=src python3 scripts/sweep_membo
     groups2: softmax v9_grid_groups (v7's smem ring, exchange warp, the exchange of row i hidden under
             row i + 1's stats) at 2-4 blocks an SM (63 registers: shared memory decides), against
             v10 and v11, after `groups` found v11's exchange exposed (~2 us a row).
+    pdl:    sum v5_pdl_finish (v3 with its finish as a programmatic dependent launch) against v3 and
+            torch.compile: 2^28 / 2^29 bf16 and 2^28 fp32 cold, 2^18 bf16 / fp32 in graph mode.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -63,6 +65,21 @@ def groups2_sweeps(selected):
     return out
 
 
-sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps}[os.environ.get("SWEEP_SET", "groups")]
+def pdl_sweeps(selected):
+    out = []
+    if "sum" not in selected:
+        return out
+    cands = P + [Candidate("v3_oneshot", "existing", "v3_oneshot"), Candidate("v5_pdl_finish", "new", "v5_pdl_finish"),
+                 Candidate("v3_oneshot again", "existing", "v3_oneshot")]
+    for n, dt in ((1 << 28, "bfloat16"), (1 << 29, "bfloat16"), (1 << 28, "float32")):
+        out.append(Sweep("sum", Case((n,), dt), "cold", Case((1 << 20,), dt), cands))
+    small = P + [Candidate("v1_warp_shuffle", "existing", "v1_warp_shuffle"),
+                 Candidate("v4_ticket", "existing", "v4_ticket")] + cands[2:]
+    for dt in ("bfloat16", "float32"):
+        out.append(Sweep("sum", Case((1 << 18,), dt), "graph", Case((1 << 18,), dt), small))
+    return out
+
+
+sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps, "pdl": pdl_sweeps}[os.environ.get("SWEEP_SET", "groups")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -175,12 +175,17 @@ class Kernel:
             raise ArgumentError(f"{self.name}({sig}) takes {len(self.params)} arguments, got {len(args)}")
         return [conv(a) for conv, a in zip(self._convert, args)]
 
-    def _config(self, grid, block, shared_mem, cluster, cooperative=False):
+    def _config(self, grid, block, shared_mem, cluster, cooperative=False, pdl=False):
         """Validate a launch geometry once and build cuda.core's LaunchConfig for it.
 
         cooperative=True: a cooperative launch (every block of the grid resident at once, or the
         launch is refused), for kernels whose blocks wait for each other (softmax v9's groups).
-        cuda.core then checks the grid against the occupancy API before each launch."""
+        cuda.core then checks the grid against the occupancy API before each launch.
+        pdl=True: programmatic dependent launch (sm_90+): this kernel may start before the previous
+        kernel on the stream has finished, once every block of that kernel has run
+        `griddepcontrol.launch_dependents` or exited; it must run `griddepcontrol.wait` before it
+        reads what that kernel wrote (the wait returns when the previous grid has completed and its
+        memory is visible). It hides the launch gap between two dependent kernels (sum v5)."""
         from cuda.core import LaunchConfig
 
         g, b = _dims(grid, "grid"), _dims(block, "block")
@@ -193,27 +198,37 @@ class Kernel:
             self.allow_cluster(cluster)
         if cooperative:
             kw["is_cooperative"] = True  # only when asked: every other launch builds the config it always did
-        return LaunchConfig(**kw)
+        if pdl:
+            kw["programmatic_stream_serialization"] = True
+        try:
+            return LaunchConfig(**kw)
+        except TypeError as e:
+            if pdl and "programmatic" in str(e):
+                raise LaunchError(f"{self.name}: a programmatic dependent launch (pdl=True) needs cuda-core >= 1.2 "
+                                  f"(its LaunchConfig has no programmatic_stream_serialization here: {e}). Fix: "
+                                  f"pip install -U cuda-core, or launch without pdl") from None
+            raise
 
     def launch(self, grid, block, *args, shared_mem: int = 0, cluster=None, stream=None,
-               cooperative: bool = False) -> None:
+               cooperative: bool = False, pdl: bool = False) -> None:
         """Launch on `stream` (default: torch's current stream).
 
         With `cluster=`, `grid` counts clusters (cuda.core's LaunchConfig), so the kernel sees
         gridDim = grid * cluster. With `cooperative=True` all blocks are co-resident or the
-        launch raises LaunchError (grid larger than SMs x the occupancy API's blocks per SM)."""
+        launch raises LaunchError (grid larger than SMs x the occupancy API's blocks per SM).
+        With `pdl=True` a programmatic dependent launch (see _config)."""
         self(*args, grid=grid, block=block, shared_mem=shared_mem, cluster=cluster, stream=stream,
-             cooperative=cooperative)
+             cooperative=cooperative, pdl=pdl)
 
     def __call__(self, *args, grid, block, shared_mem: int = 0, cluster=None, stream=None,
-                 cooperative: bool = False) -> None:
+                 cooperative: bool = False, pdl: bool = False) -> None:
         # The hot path: host launch overhead is a measured target (<= 1.2x torch.add), so it
         # holds no imports, no isinstance chains and one dict lookup for the geometry.
-        key = (grid, block, shared_mem, cluster, cooperative)
+        key = (grid, block, shared_mem, cluster, cooperative, pdl)
         try:
             config = self._configs[key]
         except (KeyError, TypeError):  # TypeError: a list geometry is unhashable
-            config = self._config(grid, block, shared_mem, cluster, cooperative)
+            config = self._config(grid, block, shared_mem, cluster, cooperative, pdl)
             try:
                 if len(self._configs) < 64:
                     self._configs[key] = config
@@ -230,7 +245,7 @@ class Kernel:
         except Exception as e:
             if is_sticky_message(str(e)):
                 raise KernelFault(self.name, str(e)) from None
-            coop = " cooperative" if cooperative else ""
+            coop = (" cooperative" if cooperative else "") + (" programmatic (pdl)" if pdl else "")
             raise LaunchError(f"{self.name}:{coop} launch with grid={grid} block={block} shared_mem={shared_mem} "
                               f"was refused: {e}") from None
         if _LAUNCH_BLOCKING:

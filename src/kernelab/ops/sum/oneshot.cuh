@@ -1,4 +1,5 @@
-// oneshot.cuh: the one-shot chunk sum sum v3 and v4 share. The including file defines BLOCK
+// oneshot.cuh: the one-shot chunk sum sum v3, v4 and v5 share, and v3 / v5's pass and finish
+// (PDL = true: v5's programmatic dependent launch hooks). The including file defines BLOCK
 // (threads per block), VECS (16-byte vectors per thread) and X_LOAD, and includes reduce.cuh.
 #pragma once
 
@@ -65,4 +66,52 @@ __device__ __forceinline__ float chunk_sum(const T* __restrict__ x, unsigned lon
     if (tid < n - tail0) total += to_f32(x[tail0 + tid]);
   }
   return total;
+}
+
+// The pass: block b writes the sum of its chunk to partial[b]. PDL (v5, sm_90+): every block first
+// lets the finish launch (it is scheduled once all blocks have started, i.e. with the last wave).
+template <typename T, bool PDL>
+__device__ __forceinline__ void oneshot_sum(const T* __restrict__ x, float* __restrict__ partial,
+                                            unsigned long long n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  const unsigned tid = threadIdx.x;
+  float total = chunk_sum<T>(x, n);
+  total = block_sum<BLOCK>(total);
+  if (tid == 0) partial[blockIdx.x] = total;
+}
+
+// The finish: one block of FB threads sums `count` partials (torch.empty's allocation is 16-byte
+// aligned, so they are read as float4). Thread t adds float4s t, t + FB, ... in 4 independent
+// accumulators (4 loads in flight), then the remaining partials, then the block tree: the same
+// order on every run. PDL (v5, sm_90+): first wait until the pass has completed and its partials
+// are visible (griddepcontrol.wait; without a programmatic launch it returns at once).
+template <unsigned FB, bool PDL>
+__device__ __forceinline__ void finish_sum(const float* __restrict__ partial, float* __restrict__ out,
+                                           unsigned int count) {
+  constexpr unsigned U = 4;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  const unsigned tid = threadIdx.x;
+  const float4* __restrict__ p4 = reinterpret_cast<const float4*>(partial);
+  const unsigned n4 = count / 4;
+  float acc[U] = {0.0f, 0.0f, 0.0f, 0.0f};
+  unsigned i = tid;
+  for (; i + (U - 1) * FB < n4; i += U * FB) {
+    float4 a[U];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) a[u] = p4[i + u * FB];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) acc[u] += (a[u].x + a[u].y) + (a[u].z + a[u].w);
+  }
+  for (; i < n4; i += FB) {
+    const float4 a = p4[i];
+    acc[0] += (a.x + a.y) + (a.z + a.w);
+  }
+  if (4 * n4 + tid < count) acc[1] += partial[4 * n4 + tid];  // the last count % 4 partials
+  float total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  total = block_sum<FB>(total);
+  if (tid == 0) out[0] = total;
 }

@@ -9,7 +9,8 @@ partials; there are no float atomics, so each variant gives the same bits on eve
 a given GPU and n. v0 and v1 run themselves again on their partials until one is left
 (`@finish recursive`); v2 runs a one-block kernel over its few hundred partials
 (`@finish sum_finish`), v3 (a one-shot grid: one partial per 2^13 fp32 / 2^14 bf16 elements)
-a vectorised one. The workspace is allocated in the launch on the inputs' device, on torch's
+a vectorised one, which v5 launches as a programmatic dependent launch (sm_90+: it waits for the
+pass on chip, not for a launch). The workspace is allocated in the launch on the inputs' device, on torch's
 current stream: the outputs handed to `launch` are only what the checker poisons.
 
 Tolerance. fp32 rounding in a sum is bounded by depth x eps x sum|x_i|, so with zero-mean
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import math
 
+from kernelab.gpu import Arch
 from kernelab.ops.base import Case, OpSpec, Work, resident_blocks
 
 PRIME = 1_000_003
@@ -161,8 +163,11 @@ class Sum(OpSpec):
             return
         partials = torch.empty(grid, dtype=torch.float32, device=x.device)
         kernel(x, partials, n, grid=grid, block=block)
+        # `@finish_pdl yes` (v5): the finish as a programmatic dependent launch where the build has
+        # griddepcontrol (sm_90+; older builds compile the hooks out and launch as v3).
+        pdl = variant.meta.get("finish_pdl", "no").split()[0] == "yes" and Arch.parse(kernel.module.compiled.arch).cc >= (9, 0)
         kernel.module.kernel(finish)(partials, dst_final, grid, grid=1,
-                                     block=variant.meta_int("finish_block", 1024))
+                                     block=variant.meta_int("finish_block", 1024), pdl=pdl)
 
 
 _TICKET_SLOTS = 256

@@ -52,55 +52,23 @@
 #endif
 
 #include "reduce.cuh"  // v2's to_f32, sum16, warp_sum, block_sum
-#include "oneshot.cuh"  // load16 and the block's chunk (shared with v4)
-
-template <typename T>
-__device__ __forceinline__ void oneshot_sum(const T* __restrict__ x, float* __restrict__ partial,
-                                            unsigned long long n) {
-  const unsigned tid = threadIdx.x;
-  float total = chunk_sum<T>(x, n);
-  total = block_sum<BLOCK>(total);
-  if (tid == 0) partial[blockIdx.x] = total;
-}
+#include "oneshot.cuh"  // load16, the block's chunk (shared with v4), the pass and the finish (with v5)
 
 extern "C" __global__ void __launch_bounds__(BLOCK) sum_f32(const float* __restrict__ x,
                                                             float* __restrict__ partial,
                                                             unsigned long long n) {
-  oneshot_sum<float>(x, partial, n);
+  oneshot_sum<float, false>(x, partial, n);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK) sum_bf16(const __nv_bfloat16* __restrict__ x,
                                                              float* __restrict__ partial,
                                                              unsigned long long n) {
-  oneshot_sum<__nv_bfloat16>(x, partial, n);
+  oneshot_sum<__nv_bfloat16, false>(x, partial, n);
 }
 
-// Second pass: one block sums `count` partials (torch.empty's allocation is 16-byte aligned, so
-// they are read as float4). Thread t adds float4s t, t + FB, ... in 4 independent accumulators
-// (4 loads in flight), then the remaining partials, then the block tree: the same order on
-// every run.
+// Second pass: one block of FINISH_BLOCK threads sums `count` partials (oneshot.cuh's finish_sum).
 extern "C" __global__ void __launch_bounds__(FINISH_BLOCK) sum_finish(const float* __restrict__ partial,
                                                                       float* __restrict__ out,
                                                                       unsigned int count) {
-  constexpr unsigned FB = FINISH_BLOCK, U = 4;
-  const unsigned tid = threadIdx.x;
-  const float4* __restrict__ p4 = reinterpret_cast<const float4*>(partial);
-  const unsigned n4 = count / 4;
-  float acc[U] = {0.0f, 0.0f, 0.0f, 0.0f};
-  unsigned i = tid;
-  for (; i + (U - 1) * FB < n4; i += U * FB) {
-    float4 a[U];
-#pragma unroll
-    for (unsigned u = 0; u < U; ++u) a[u] = p4[i + u * FB];
-#pragma unroll
-    for (unsigned u = 0; u < U; ++u) acc[u] += (a[u].x + a[u].y) + (a[u].z + a[u].w);
-  }
-  for (; i < n4; i += FB) {
-    const float4 a = p4[i];
-    acc[0] += (a.x + a.y) + (a.z + a.w);
-  }
-  if (4 * n4 + tid < count) acc[1] += partial[4 * n4 + tid];  // the last count % 4 partials
-  float total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  total = block_sum<FB>(total);
-  if (tid == 0) out[0] = total;
+  finish_sum<FINISH_BLOCK, false>(partial, out, count);
 }
