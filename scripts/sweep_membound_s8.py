@@ -10,6 +10,9 @@ Usage (GPU machine): SWEEP_SET=groups PYTHONPATH=src python3 scripts/sweep_membo
             v10 and v11, after `groups` found v11's exchange exposed (~2 us a row).
     pdl:    sum v5_pdl_finish (v3 with its finish as a programmatic dependent launch) against v3 and
             torch.compile: 2^28 / 2^29 bf16 and 2^28 fp32 cold, 2^18 bf16 / fp32 in graph mode.
+    dynamic: softmax v12_dynamic_rows (v10 with rows taken from a counter at run time) against v10
+            and v4_dispatch at 2048 x 131072 bf16 / fp32 and 4096 x 65536 bf16, after the copy
+            experiment (a counter-driven persistent copy 257.9 us vs a static one 269.7).
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -80,6 +83,21 @@ def pdl_sweeps(selected):
     return out
 
 
-sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps, "pdl": pdl_sweeps}[os.environ.get("SWEEP_SET", "groups")]
+def dynamic_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v10, v12 = "v10_staged_regs", "v12_dynamic_rows"
+    for shape, dt in (((2048, 131072), "bfloat16"), ((2048, 131072), "float32"), ((4096, 65536), "bfloat16")):
+        extra = [Candidate(f"{v12} stages 3", "new", v12, meta={"stages": "3"})] if shape[1] == 131072 else []
+        out.append(Sweep("softmax", Case(shape, dt), "cold", Case((264, shape[1]), dt), P + [
+            Candidate("v4_dispatch", "existing", "v4_dispatch"),
+            Candidate(v10, "existing", v10),
+            Candidate(v12, "new", v12),
+        ] + extra + [Candidate(f"{v10} again", "existing", v10)]))
+    return out
+
+
+sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps, "pdl": pdl_sweeps, "dynamic": dynamic_sweeps}[os.environ.get("SWEEP_SET", "groups")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -1,9 +1,11 @@
-"""kernelab.gpu's cooperative launch flag without a GPU: Kernel(..., cooperative=True) builds
-cuda.core's LaunchConfig with is_cooperative=True, keeps a config of its own in the cache (the
-key includes the flag, so a plain launch of the same geometry is not made cooperative, nor the
-reverse), and every launch without the flag builds the config exactly as before (no
-is_cooperative keyword at all). cuda.core's LaunchConfig and launch are replaced by recorders:
-the real LaunchConfig initialises the driver."""
+"""kernelab.gpu's cooperative and programmatic-dependent (PDL) launch flags without a GPU:
+Kernel(..., cooperative=True) builds cuda.core's LaunchConfig with is_cooperative=True, and
+Kernel(..., pdl=True) with programmatic_stream_serialization=True; each keeps a config of its own
+in the cache (the key includes the flags, so a plain launch of the same geometry is not made
+cooperative or programmatic, nor the reverse), and every launch without them builds the config
+exactly as before (no new keyword at all). A cuda.core without the PDL field gets a LaunchError
+that says what to do. cuda.core's LaunchConfig and launch are replaced by recorders: the real
+LaunchConfig initialises the driver."""
 
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def test_cache_key_includes_the_flag(recorded):
     for coop in (False, True, False, True):
         k(1, grid=8, block=256, shared_mem=1024, cooperative=coop)
     assert len(built) == 2, "one config per (geometry, cooperative), built once each"
-    assert set(k._configs) == {(8, 256, 1024, None, False), (8, 256, 1024, None, True)}
+    assert set(k._configs) == {(8, 256, 1024, None, False, False), (8, 256, 1024, None, True, False)}
     assert [c.kw.get("is_cooperative", False) for c, _ in launched] == [False, True, False, True]
 
 
@@ -94,3 +96,39 @@ def test_refused_cooperative_launch_names_it(recorded, monkeypatch):
         k(1, grid=600, block=544, cooperative=True)
     with pytest.raises(LaunchError, match=r"fake_kernel: launch with grid=600"):
         k(1, grid=600, block=544)
+
+
+def test_pdl_builds_programmatic_serialization_and_plain_launches_do_not(recorded):
+    k, built, launched = recorded
+    k(3, grid=1, block=1024, pdl=True)
+    assert built[0] == dict(grid=(1, 1, 1), block=(1024, 1, 1), shmem_size=0, programmatic_stream_serialization=True)
+    k(3, grid=1, block=1024)
+    assert "programmatic_stream_serialization" not in built[1]
+    assert set(k._configs) == {(1, 1024, 0, None, False, True), (1, 1024, 0, None, False, False)}
+    k.launch(1, 1024, 4, pdl=True)
+    assert launched[-1][0].kw["programmatic_stream_serialization"] is True and launched[-1][1] == (4,)
+    assert len(built) == 2, "the launch method reuses the cached PDL config"
+
+
+def test_pdl_without_cuda_core_support_names_the_fix(recorded, monkeypatch):
+    k, _, _ = recorded
+
+    def old_config(grid=None, block=None, shmem_size=None, cluster=None, is_cooperative=False):
+        return _Config(grid=grid)
+
+    monkeypatch.setattr(cuda.core, "LaunchConfig", old_config)
+    with pytest.raises(LaunchError, match=r"fake_kernel: a programmatic dependent launch \(pdl=True\) needs "
+                                          r"cuda-core >= 1.2.*pip install -U cuda-core"):
+        k(1, grid=1, block=32, pdl=True)
+    k(1, grid=1, block=32)  # a plain launch still works with that cuda.core
+
+
+def test_refused_pdl_launch_names_it(recorded, monkeypatch):
+    k, _, _ = recorded
+
+    def refuse(stream, cfg, kern, *args):
+        raise ValueError("invalid argument")
+
+    monkeypatch.setattr(gpu_module, "_launch_fn", lambda: refuse)
+    with pytest.raises(LaunchError, match=r"fake_kernel: programmatic \(pdl\) launch with grid=1 .*invalid argument"):
+        k(1, grid=1, block=32, pdl=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import types
 
 import numpy as np
 import pytest
@@ -39,7 +40,7 @@ def _all_variants(include_wrong=True):
 
 def test_variants_are_discovered_in_order():
     assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent", "v3_oneshot",
-                                                "v4_ticket"]
+                                                "v4_ticket", "v5_pdl_finish"]
     assert [v.name for v in TRANSPOSE.variants()] == ["v0_naive", "v1_smem_tiled", "v2_smem_padded", "v3_vec_swizzle",
                                                       "v4_grouped_order", "v5_tma_tiles",
                                                       "v6_register_blocks"]
@@ -287,8 +288,9 @@ class FakeKernel:
         self.module, self.name = module, name
         self.params = module.signatures[name]
 
-    def __call__(self, *args, grid, block, shared_mem=0):
+    def __call__(self, *args, grid, block, shared_mem=0, pdl=False):
         assert len(args) == len(self.params), f"{self.name}: {len(args)} args for {len(self.params)} params"
+        self.module.pdl.append((self.name, pdl))
         for p, a in zip(self.params, args):
             if p.kind == "pointer":
                 assert isinstance(a, torch.Tensor), f"{self.name}: {p.describe()} got {type(a)}"
@@ -310,15 +312,17 @@ class FakeKernel:
 
 
 class FakeModule:
-    def __init__(self, op, variant):
+    def __init__(self, op, variant, arch="sm_90"):
         self.signatures = parse_signatures(variant.path.read_text(), op.defines(variant))
         self.calls: list = []
+        self.pdl: list = []  # (kernel, pdl flag) per call
+        self.compiled = types.SimpleNamespace(arch=arch)
 
     def kernel(self, name):
         return FakeKernel(self, name)
 
 
-def _launch(op, variant, case, monkeypatch, resident=132 * 8):
+def _launch(op, variant, case, monkeypatch, resident=132 * 8, arch="sm_90", module_out=None):
     import importlib
 
     mod = importlib.import_module(f"kernelab.ops.{op.name}.op")
@@ -326,8 +330,10 @@ def _launch(op, variant, case, monkeypatch, resident=132 * 8):
         monkeypatch.setattr(mod, "resident_blocks", lambda kernel, block: resident)
     inputs = op.make_inputs(case, 0, "cpu")
     outputs = op.make_outputs(case, inputs)
-    module = FakeModule(op, variant)
+    module = FakeModule(op, variant, arch)
     op.launch(module.kernel(op.kernel_name(case.dtype)), variant, case, inputs, outputs)
+    if module_out is not None:
+        module_out.append(module)
     return module.calls, inputs, outputs
 
 
@@ -385,6 +391,28 @@ def test_sum_v4_is_one_launch_with_a_reused_ticket(monkeypatch):
     assert len(tickets) == 1  # kept per device and stream, not allocated per call
     t = sum_op._ticket(torch.device("cpu"))
     assert t.data_ptr() == sum_op._ticket(torch.device("cpu")).data_ptr() and t.numel() == 1
+
+
+def test_sum_v5_launches_its_finish_as_a_programmatic_dependent_launch_on_sm90(monkeypatch):
+    """v5: v3's two launches (same grid, same workspace), the finish with pdl=True where the build
+    has griddepcontrol (sm_90+) and a plain launch elsewhere; the pass is never programmatic (it
+    must wait for whatever wrote x)."""
+    v3, v5 = SUM.variant("v3"), SUM.variant("v5")
+    assert v5.meta["finish_pdl"] == "yes" and v5.meta["finish"] == v3.meta["finish"] == "sum_finish"
+    assert SUM.best_variant == "v5_pdl_finish"
+    for arch, want in (("sm_90", True), ("sm_100", True), ("sm_120", True), ("sm_80", False)):
+        mods: list = []
+        calls, _, outputs = _launch(SUM, v5, Case(((1 << 20) + 3,), "bfloat16"), monkeypatch, arch=arch, module_out=mods)
+        calls3, _, _ = _launch(SUM, v3, Case(((1 << 20) + 3,), "bfloat16"), monkeypatch, arch=arch)
+        assert [(k, g, b) for k, _, g, b in calls] == [(k, g, b) for k, _, g, b in calls3]
+        assert mods[0].pdl == [("sum_bf16", False), ("sum_finish", want)], arch
+        assert calls[1][1][1].data_ptr() == outputs["out"].data_ptr() and calls[1][1][0] is calls[0][1][1]
+    mods = []
+    _launch(SUM, v3, Case((1 << 20,), "float32"), monkeypatch, module_out=mods)
+    assert mods[0].pdl == [("sum_f32", False), ("sum_finish", False)]  # v3 stays a plain launch
+    mods = []
+    calls, _, _ = _launch(SUM, v5, Case((257,), "float32"), monkeypatch, module_out=mods)
+    assert mods[0].pdl == [("sum_f32", False)]  # one block: no finish, nothing to overlap
 
 
 @pytest.mark.parametrize("case", [c for c in TRANSPOSE.test_cases() if c.dtype == "bfloat16"], ids=lambda c: c.label)
@@ -663,7 +691,7 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
     assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "gelu_bias/v3_early_load",
                                    "gelu_bias/v4_oneshot_rows", "gelu_bias/v5_short_fit",
                                    "sum/v2_vec_persistent", "sum/v3_oneshot",
-                                   "sum/v4_ticket", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
+                                   "sum/v4_ticket", "sum/v5_pdl_finish", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
                                    "transpose/v6_register_blocks"]
 
 
@@ -749,3 +777,21 @@ def test_torch_ops_refuse_bad_inputs_before_touching_a_gpu():
         torch.ops.kernelab.gelu_bias(torch.zeros(2, 8), torch.zeros(4))
     with pytest.raises(TypeError, match="cast"):
         torch.ops.kernelab.gelu_bias(torch.zeros(2, 8), torch.zeros(8, dtype=torch.bfloat16))
+
+
+@needs_cuobjdump
+def test_sum_v5_sass_has_the_griddepcontrol_hooks_only_on_sm90_up():
+    """launch_dependents (SASS PREEXIT) in both passes' kernels and griddepcontrol.wait (ACQBULK) in
+    the finish, on sm_90+; none in v3 (the same templates with PDL = false) nor in v5's sm_80 build."""
+    from kernelab.analysis.sass import disassemble
+
+    def functions(variant, arch):
+        text = disassemble(compile_variant(SUM, SUM.variant(variant), arch=arch).cubin)
+        return {m[1]: m[2] for m in re.finditer(r"Function : (\w+)\n(.*?)(?=\n\s*Function :|\Z)", text, re.S)}
+
+    for arch in ("sm_90", "sm_100"):
+        f = functions("v5", arch)
+        assert "PREEXIT" in f["sum_f32"] and "PREEXIT" in f["sum_bf16"], arch
+        assert "ACQBULK" in f["sum_finish"] and "PREEXIT" not in f["sum_finish"], arch
+        assert not any(op in body for body in functions("v3", arch).values() for op in ("PREEXIT", "ACQBULK")), arch
+    assert not any(op in body for body in functions("v5", "sm_80").values() for op in ("PREEXIT", "ACQBULK"))

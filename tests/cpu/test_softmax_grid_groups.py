@@ -250,3 +250,122 @@ def test_launch_refuses_a_group_that_cannot_be_resident(fake_launch):
         fake_launch(Case((2048, 131072), "bfloat16"), per_sm=0)
     with pytest.raises(ValueError, match="cannot run rows of 1000"):
         fake_launch(Case((4, 1000), "bfloat16"))
+
+
+# ---- v11_group_regs: v10's register rows in the same cooperative groups ----------------------------
+V11 = OP.variant("v11_group_regs")
+REGS = 256 * 64  # fp32 values a block of the default knobs holds (threads x elems)
+BUDGET2 = 233472 // 2 - 1024 - softmax_op.BULK_STATIC_MAX  # two blocks an SM (bulk_plan's budget)
+
+
+def _with11(**meta):
+    return dataclasses.replace(V11, meta={**V11.meta, **{k: str(v) for k, v in meta.items()}})
+
+
+def _gr(m, n, dtype, gpu=H200, **kw):
+    cc, sms = gpu
+    return softmax_op.group_regs_plan(n, m, cc, dtype, sms, **kw)
+
+
+# (M, N, dtype, GPU) -> (C, groups) with the default knobs (2 stages, 256 threads x 64, 2 blocks an SM).
+PINNED11 = [
+    (2048, 131072, "bfloat16", H200, (8, 33)),  # all 264 block slots; v10's clusters of 8 place 30 (240)
+    (2048, 131072, "float32", H200, (11, 24)),  # 46.5 KiB shares, 264 slots
+    (4096, 65536, "bfloat16", H200, (4, 66)),
+    (4096, 65536, "float32", H200, (6, 44)),
+    (8192, 32768, "bfloat16", H200, (2, 132)),
+    (32768, 8192, "bfloat16", H200, (1, 264)),  # a block per row, no exchange
+    (1, 131072, "bfloat16", H200, (16, 1)),  # one row: the smallest shares
+    (2048, 262144, "bfloat16", H200, (16, 16)),  # only C = 16 fits the registers
+    (2048, 131072, "bfloat16", B200, (8, 37)),
+    (2048, 131072, "float32", B200, (10, 29)),
+]
+
+
+@pytest.mark.parametrize("m,n,dtype,gpu,want", PINNED11, ids=lambda x: str(x))
+def test_v11_plan_choices_are_pinned(m, n, dtype, gpu, want):
+    p = _gr(m, n, dtype, gpu)
+    assert (p.group, p.groups) == want, str(p)
+    assert p.name == f"softmax_gr_c{p.group}" and p.block == 256 and p.cluster is None and p.persistent
+    assert p.smem == 2 * bulk_stage_bytes(n, p.group, dtype)
+
+
+def _brute11(m, n, dtype, sms):
+    v = 4 if dtype == "float32" else 8
+    best = None
+    for c in range(1, 17):
+        stage = bulk_stage_bytes(n, c, dtype)
+        q = min(m, 2 * sms // c)
+        if 2 * stage > BUDGET2 or stage // 16 * v > REGS or q < 1:
+            continue
+        cost = -(-m // q) * (2 * stage + GG_ROW_OVERHEAD)
+        if best is None or cost < best[0]:
+            best = (cost, c, q)
+    return best
+
+
+def test_v11_rule_is_the_least_predicted_time_among_groups_the_registers_hold():
+    for dtype in OP.dtypes:
+        for n in (2049, 16384, 16385, 32769, 65537, 131072, 200000, 262144):
+            for m in (1, 7, 131, 264, 265, 2048, 100000):
+                p, best = _gr(m, n, dtype), _brute11(m, n, dtype, 132)
+                if best is None:
+                    assert p is None, (m, n, dtype, str(p))
+                    continue
+                assert (p.group, p.groups) == best[1:], (m, n, dtype, str(p), best)
+                assert p.capacity >= n and p.capacity // p.group <= REGS
+    assert _gr(2048, 262144, "float32") is None  # 64 KiB shares x 2 stages: not in half an SM's shared memory
+    assert OP.supports(V11, Case((2, 262144), "float32")) is not None
+    assert OP.supports(V11, Case((2, 262144), "bfloat16")) is None
+
+
+def test_v11_plan_without_rows_knobs_and_errors():
+    assert OP.plan(V11, 131072, (9, 0), "bfloat16").group == 8  # the smallest C whose share fits the registers
+    assert OP.plan(V11, 131072, (8, 0), "bfloat16") is None and OP.plan(V11, 2048, (9, 0), "float32") is None
+    assert OP.defines(V11) == {"SB_STAGES": 2, "SB_THREADS": 256, "SB_BLOCKS_PER_SM": 2, "SB_ELEMS": 64}
+    assert softmax_op.group_regs_knobs(_with11(group=11, threads=512, blocks_per_sm=1)) == (2, 512, 1, 64, 11)
+    p = OP.plan(_with11(threads=512, blocks_per_sm=1), 131072, (9, 0), "bfloat16")
+    assert p.group == 4 and p.block == 512  # 512 x 64 values hold a quarter row
+    assert _gr(2048, 131072, "bfloat16", group=4) is None  # a 32768-value share: not in 256 x 64 registers
+    for bad, match in (({"stages": 9}, "2 to 8"), ({"threads": 100}, "blocks of 128, 256, 512, 1024"),
+                       ({"elems": 48}, "16, 32, 64"), ({"blocks_per_sm": 5}, "1 to 4 blocks"),
+                       ({"group": 17}, "auto` or a group size of 1 to 16")):
+        with pytest.raises(ValueError, match=match):
+            OP.plan(_with11(**bad), 131072, (9, 0), "bfloat16")
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_v11_every_instance_compiles_without_spills(arch):
+    m = compile_variant(OP, V11, arch=arch)
+    declared = set(parse_signatures(V11.path.read_text()))
+    assert declared == set(m.resources) and len(declared) == 2 * 16 + 2
+    assert all(r.registers <= 128 for r in m.resources.values())  # two 256-thread blocks an SM
+    spills = {k: (r.registers, r.spill_stores, r.spill_loads) for k, r in m.resources.items() if r.spills}
+    assert not spills, spills
+    with pytest.raises(CompileError):
+        compile_file(V11.path, arch="sm_80", defines=OP.defines(V11))
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_v11_sass_one_sweep_registers_and_the_group_exchange():
+    m = compile_file(V11.path, arch="sm_90", defines=OP.defines(V11))
+    for fun in ("softmax_gr_c8_bf16", "softmax_gr_c11_f32"):
+        sass = run_cuobjdump(m.cubin, "-sass", "-fun", fun)
+        assert "UBLKCP.S.G" in sass and "STG.E.128" in sass, fun
+        assert not re.search(r"\b(LDL|STL)\b", sass), fun
+        assert len(re.findall(r"REDG?\.E\.ADD\.STRONG\.GPU", sass)) == 1, fun  # thread 0's release add
+        assert "LDG.E.STRONG.GPU" in sass and "NANOSLEEP" in sass, fun  # the acquire polls
+        assert "MAPA" not in sass and "UCGABAR" not in sass, fun  # no cluster: no DSMEM, no cluster barrier
+    one = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_gr_c1_bf16")
+    assert "UBLKCP.S.G" in one and not re.search(r"RED\.|REDG|STRONG\.GPU|NANOSLEEP", one)
+
+
+def test_v11_launch_is_cooperative_with_256_thread_blocks(fake_launch):
+    calls, zeroed = fake_launch(Case((2048, 131072), "bfloat16"), per_sm=2, variant=V11)
+    assert calls[0] == ("occupancy", 256, 2 * bulk_stage_bytes(131072, 8, "bfloat16"))
+    _, name, args, kw = calls[1]
+    assert name == "softmax_gr_c8_bf16" and args[2:] == (2048, 131072, "counters[33]", "slots[33x8]")
+    assert kw == dict(grid=264, block=256, shared_mem=65536, cooperative=True)
+    assert zeroed[-1] == (33, 8)
+    calls, _ = fake_launch(Case((2048, 131072), "bfloat16"), per_sm=1, variant=V11)  # registers allow one
+    assert calls[1][3]["grid"] == 16 * 8  # the grid follows the occupancy API, the C the plan

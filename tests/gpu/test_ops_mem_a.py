@@ -122,6 +122,40 @@ def test_sum_v2_at_the_bench_size_is_within_the_rounding_estimate(dtype):
     del inputs
 
 
+def test_sum_v5_programmatic_finish_reads_its_own_pass():
+    """v5's finish may start before its pass ends (PDL); only griddepcontrol.wait orders it after the
+    pass's partials. Back-to-back calls on changing inputs (the caching allocator hands each call
+    the previous call's partials buffer, so a finish that read early would see the last call's
+    sums), with no synchronisation in between, then the same inside a CUDA graph replayed on new
+    inputs: every result must be the sum of its own input."""
+    v5 = SUM.variant("v5")
+    for dtype in ("float32", "bfloat16"):
+        case = Case(((1 << 24) + 3,), dtype)
+        xs = [SUM.make_inputs(case, seed, "cuda")["x"] * (seed + 1) for seed in range(12)]
+        outs = [SUM.make_outputs(case, {"x": x})["out"] for x in xs]
+        for x, out in zip(xs, outs):
+            run_variant(SUM, v5, case, {"x": x}, {"out": out})
+        torch.cuda.synchronize()
+        for i, (x, out) in enumerate(zip(xs, outs)):
+            ref = float(x.double().sum())
+            assert abs(float(out) - ref) <= 1e-5 * (i + 1) * 8, (dtype, i, float(out), ref)
+
+        x = xs[0].clone()
+        out = torch.empty((), dtype=torch.float32, device="cuda")
+        run_variant(SUM, v5, case, {"x": x}, {"out": out})  # warm up (allocations) outside the capture
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s), torch.cuda.graph(g, stream=s):
+            run_variant(SUM, v5, case, {"x": x}, {"out": out})
+        for src in xs[1:4]:
+            x.copy_(src)
+            g.replay()
+            torch.cuda.synchronize()
+            ref = float(src.double().sum())
+            assert abs(float(out) - ref) <= 1e-5 * 4 * 8, (dtype, "graph", float(out), ref)
+
+
 # ---- transpose -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

@@ -1,4 +1,4 @@
-"""softmax v9_grid_groups on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py:
+"""softmax v9_grid_groups (and v11_group_regs, v10's rows in the same groups) on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py:
 groups of C = 1, 4, 6, 11, 12 blocks (forced by `@group`) looping over 9-10 rows each, so the ring
 of stages wraps at least twice and the exchange slots and mbarriers go through both parities;
 misaligned rows (head / tail scalars), y not co-aligned with x (scalar stores), -inf / NaN / +inf
@@ -33,6 +33,7 @@ pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
 V9 = OP.variant("v9_grid_groups")
+V11 = OP.variant("v11_group_regs")
 SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 HANG_S = 60.0
 
@@ -63,11 +64,11 @@ def _sync_or_die(what: str) -> None:
 _modules: dict = {}
 
 
-def _module(meta=None):
-    """v9 with header values `meta` (None: the default's), and its loaded module."""
-    key = tuple(sorted((meta or {}).items()))
+def _module(meta=None, base=V9):
+    """`base` (v9 or v11) with header values `meta` (None: the default's), and its loaded module."""
+    key = (base.name, tuple(sorted((meta or {}).items())))
     if key not in _modules:
-        v = dataclasses.replace(V9, meta={**V9.meta, **{k: str(x) for k, x in (meta or {}).items()}}) if meta else V9
+        v = dataclasses.replace(base, meta={**base.meta, **{k: str(x) for k, x in (meta or {}).items()}}) if meta else base
         if meta:
             d = OP.defines(v)
             mod = Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d), d)
@@ -79,10 +80,12 @@ def _module(meta=None):
 
 def _geometry(v, mod, m, n, dtype):
     """(plan, groups) the launch takes for M x N on this GPU (the launch's own arithmetic)."""
-    stages, threads, group = softmax_op.grid_groups_knobs(v)
-    sms = device_info().sm_count
-    p = softmax_op.grid_groups_plan(n, m, torch.cuda.get_device_capability(), dtype, sms, stages, threads, group)
-    assert p is not None, f"v9 plans nothing for {m} x {n} {dtype} ({v.meta})"
+    sms, cc = device_info().sm_count, torch.cuda.get_device_capability()
+    if v.meta.get("strategy") == "group_regs":
+        p = softmax_op.group_regs_plan(n, m, cc, dtype, sms, *softmax_op.group_regs_knobs(v))
+    else:
+        p = softmax_op.grid_groups_plan(n, m, cc, dtype, sms, *softmax_op.grid_groups_knobs(v))
+    assert p is not None, f"{v.name} plans nothing for {m} x {n} {dtype} ({v.meta})"
     per_sm = mod.kernel(f"{p.name}_{SUFFIX[dtype]}").max_active_blocks_per_sm(p.block, p.smem)
     return p, min(m, sms * per_sm // p.group)
 
@@ -204,3 +207,56 @@ def test_a_grid_larger_than_the_gpu_holds_is_refused():
     with pytest.raises(LaunchError, match="cooperative"):
         k(x, y, 8, 131072, counters, slots, grid=(groups + 1) * 6, block=p.block, shared_mem=p.smem, cooperative=True)
     _sync_or_die("after the refused launch")
+
+
+# ---- v11_group_regs: v10's register rows in the same groups; the exchange by every warp ---------
+# (N, dtype, offset, layout, forced group): every C the share fits 256 threads x 64 registers at
+LOOPS11 = [(131072, "bfloat16", 0, None, 8), (131072, "float32", 1, None, 11), (65537, "bfloat16", 3, None, 6),
+           (100000, "bfloat16", 1, "mixed_alignment", 8), (16385, "float32", 1, None, 2),
+           (40000, "float32", 3, "mixed_alignment", 11), (8192, "float32", 0, None, 1)]
+
+
+@pytest.mark.parametrize("n,dtype,offset,layout,group", LOOPS11, ids=lambda x: str(x))
+def test_v11_every_group_loops_through_both_parities(n, dtype, offset, layout, group):
+    v, mod = _module({"group": group}, V11)
+    p, groups = _geometry(v, mod, 1 << 30, n, dtype)
+    m = 9 * groups + 1  # 9 rows a group, a 10th for one: the 2-stage ring wraps 4 times, both slot parities
+    kw = {"offset": offset} | ({"layout": layout} if layout else {})
+    case = Case((m, n), dtype, **kw)
+    inputs, outputs = _run(v, mod, case)
+    assert last_launched_kernel() == f"softmax_gr_c{group}_{SUFFIX[dtype]}"
+    _check(case, inputs, outputs, f"{case.label} via {p.name} ({groups} groups of {group}, {p.smem} B ring)")
+    if group > 1:
+        rows = [(m - 1 - g) // groups + 1 for g in range(groups)]
+        assert _counters(groups) == [group * r for r in rows], "each group's counter = C x its rows"
+
+
+def test_v11_default_plan_special_rows_and_a_graph_replay():
+    """`@group auto` at the bench width (300 rows, one row), -inf / NaN / +inf rows through the loop,
+    and a captured launch replayed on new inputs (the counters' memset is in the graph)."""
+    v, mod = _module(None, V11)
+    for dtype in ("bfloat16", "float32"):
+        for m in (300, 1):
+            case = Case((m, 131072), dtype)
+            p, groups = _geometry(v, mod, m, 131072, dtype)
+            inputs, outputs = _run(v, mod, case)
+            _check(case, inputs, outputs, f"{case.label} via {p} ({groups} groups)")
+    case = Case((150, 70000), "bfloat16", params=(("mask", True),))
+    _check(case, *_run(v, mod, case, "special"), f"{case.label} (special)")
+    case = Case((40, 131072), "bfloat16", offset=1)
+    inputs = OP.make_inputs(case, 0, "cuda")
+    outputs = OP.make_outputs(case, inputs)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(s):
+        _launch(v, mod, case, inputs, outputs)  # this stream's workspace, allocated before capture
+        _sync_or_die("side-stream launch")
+        with torch.cuda.graph(g, stream=s):
+            _launch(v, mod, case, inputs, outputs)
+    for seed in (1, 2):
+        inputs["x"].copy_(OP.make_inputs(case, seed, "cuda")["x"])
+        outputs["y"].fill_(float("nan"))
+        g.replay()
+        _sync_or_die(f"v11 graph replay (seed {seed})")
+        _check(case, inputs, outputs, f"v11 graph replay, seed {seed}")

@@ -1,4 +1,4 @@
-// cluster_exchange.cuh: the cluster primitives softmax v5_persistent and v7_bulk_smem share (sm_90+):
+// cluster_exchange.cuh: the cluster primitives softmax v5, v7, v10 and v12 share (sm_90+):
 // cluster rank and size, shared-memory addresses of this block and of a peer (mapa), mbarrier
 // init / expect-tx arrival / parity wait, and push_pair: a (max, sum) pair stored into a peer
 // block's shared memory by st.async, its 8 bytes counted on that block's mbarrier (complete_tx).
@@ -52,6 +52,15 @@ __device__ __forceinline__ void push_pair(float2* slot, unsigned long long* bar,
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
                    peer_addr(smem_addr(slot), rank)),
                "f"(p.m), "f"(p.s), "r"(peer_addr(smem_addr(bar), rank))
+               : "memory");
+}
+
+// A 32-bit value into `slot` of block `rank`'s shared memory; its 4 bytes complete on that block's
+// `bar` (softmax v12's row index, from the cluster's leader to every block).
+__device__ __forceinline__ void push_u32(unsigned* slot, unsigned long long* bar, unsigned rank, unsigned v) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                   peer_addr(smem_addr(slot), rank)),
+               "r"(v), "r"(peer_addr(smem_addr(bar), rank))
                : "memory");
 }
 

@@ -12,7 +12,8 @@ same widths) is v7's ring with a row's C blocks an ordinary group of a cooperati
 1..16, chosen to fill every SM) exchanging (max, sum) through global memory; v10 (sm_90+, same
 widths) is v7's ring read once into registers, where the exps are kept (one shared-memory sweep,
 one exp an element, the stage refilled before the exchange); v11 (sm_90+, same widths) is v10's
-rows in v9's cooperative groups (any C, every SM); v4 picks among them
+rows in v9's cooperative groups (any C, every SM); v12 (sm_90+, same widths) is v10 with each
+cluster's next row taken from a global counter at run time; v4 picks among them
 by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
@@ -138,6 +139,9 @@ class Softmax(OpSpec):
             return packed_plan(n, *packed_knobs(variant), dtype=dtype)
         if strategy == "bulk":
             return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
+        if strategy == "dynamic":  # v12: v10's plan, its own instances
+            p = bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
+            return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", "softmax_dy_"))
         if strategy == "sm_rows":
             return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
         if strategy == "grid_groups":  # without M and the SM count: the smallest group that fits (launch re-plans)
@@ -160,7 +164,7 @@ class Softmax(OpSpec):
         are built with (one source of truth: the plan reads the same header values)."""
         if variant.meta.get("strategy") == "grid_groups":
             return {"GG_THREADS": grid_groups_knobs(variant)[1]}  # the ring's depth is the launch's
-        if variant.meta.get("strategy") == "bulk":
+        if variant.meta.get("strategy") in ("bulk", "dynamic"):
             stages, threads, per_sm, _, elems = bulk_knobs(variant)
             return bulk_defines(stages, threads, per_sm, 1, elems)
         if variant.meta.get("strategy") == "group_regs":
@@ -205,12 +209,13 @@ class Softmax(OpSpec):
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
-        k(inputs["x"], outputs["y"], m, n, grid=grid, block=p.block, cluster=p.cluster, **ring)
+        extra = (dynamic_work(inputs["x"].device),) if variant.meta.get("strategy") == "dynamic" else ()
+        k(inputs["x"], outputs["y"], m, n, *extra, grid=grid, block=p.block, cluster=p.cluster, **ring)
 
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs")
+              "grid_groups", "group_regs", "dynamic")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -470,6 +475,31 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
             return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
                             smem=stages * stage)
     return None
+
+
+# ---- v12_dynamic_rows' work counters --------------------------------------------------------------
+# Two unsigned a (device, stream): rows taken and clusters finished. Zeroed once when allocated;
+# every launch that completes leaves them zero (the last cluster resets them), so launches on one
+# stream reuse them with no memset and a CUDA graph replays with the same pointer. Allocate on an
+# eager call first (as sum's ticket): a first call inside a capture would allocate there.
+DYNAMIC_SLOTS = 256
+_dynamic_work: dict = {}  # device -> int32[2 x DYNAMIC_SLOTS]
+_dynamic_slot: dict = {}  # (device, stream) -> slot
+
+
+def dynamic_work(device):
+    """v12's two counters for torch's current stream on `device` (a view of 2 int32, zero)."""
+    import torch
+
+    key = str(device)
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    arr = _dynamic_work.get(key)
+    if arr is None:
+        arr = _dynamic_work[key] = torch.zeros(2 * DYNAMIC_SLOTS, dtype=torch.int32, device=device)
+    slot = _dynamic_slot.get((key, stream))
+    if slot is None:
+        slot = _dynamic_slot[(key, stream)] = sum(1 for d, _ in _dynamic_slot if d == key) % DYNAMIC_SLOTS
+    return arr[2 * slot:2 * slot + 2]
 
 
 # ---- v8_sm_rows' instances ---------------------------------------------------------------------
@@ -792,7 +822,7 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
 def _limit(variant, dtype: str = "bfloat16") -> str:
     if variant.meta.get("strategy") == "packed":
         return str(packed_max_n(packed_knobs(variant)[2], dtype))
-    if variant.meta.get("strategy") == "bulk":
+    if variant.meta.get("strategy") in ("bulk", "dynamic"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     if variant.meta.get("strategy") == "sm_rows":
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"

@@ -48,6 +48,99 @@ enum class Exchange { cluster, group };
 
 extern __shared__ __align__(128) uint4 ring[];
 
+// Row `row`, the i-th of this block's loop, from stage i % S: the one sweep into registers, the
+// block merge, refill() (the caller's: the next row into the stage just freed), the exchange,
+// y from registers. The shared arrays are the caller's (one set per kernel).
+template <typename T, int C, Exchange X, typename Refill>
+__device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__ y, int N, int row, int i, unsigned rank,
+                                        int stage_vecs, unsigned long long* full, float (*part_m)[SB_THREADS / 32],
+                                        float (*part_s)[SB_THREADS / 32], float2 (*pairs)[C], unsigned long long* xbar,
+                                        unsigned* __restrict__ counters, float2* __restrict__ slots, int q,
+                                        Refill&& refill) {
+  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = SB_ELEMS / V;
+  const int tid = threadIdx.x, lane = tid & 31, st = i % S;
+  const T* xr = x + (size_t)row * N;
+  T* yr = y + (size_t)row * N;
+  const Chunk ch = chunk_of<T, C>(xr, N, rank);
+  const bool own_h = rank == 0 && tid < ch.geo.head;
+  const bool own_t = rank == C - 1 && tid < ch.geo.tail;
+  const int t_at = ch.geo.head + ch.geo.nvec * V + tid;
+  float h = own_h ? rows::to_float(xr[tid]) : -INFINITY;
+  float t = own_t ? rows::to_float(xr[t_at]) : -INFINITY;
+  const uint4* stage = ring + (size_t)st * stage_vecs;
+  mbar_wait(&full[st], (i / S) & 1);
+
+  // The one sweep: K vectors a thread into fp32 registers (-inf where it owns none), its max.
+  float f[K][V];
+  float m = fmaxf(h, t);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = tid + k * THREADS;
+    if (j < ch.cnt) {
+      rows::unpack<T>(stage[j], f[k]);
+    } else {
+#pragma unroll
+      for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v) m = fmaxf(m, f[k][v]);
+  }
+  // Exps in place (-inf -> 0) and their sum, relative to the thread's max.
+  const float sh = shift_of(m);
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      f[k][v] = exp_shifted(f[k][v], sh);
+      s += f[k][v];
+    }
+  h = exp_shifted(h, sh);
+  t = exp_shifted(t, sh);
+  const int b = i & 1;
+  MaxSum all = block_merge<THREADS>(MaxSum{m, s + h + t}, part_m[b], part_s[b]);
+  // Every thread has read the stage (it is past the merge's barrier): refill it now.
+  refill();
+  if constexpr (X == Exchange::cluster && C > 1) {
+    if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
+    if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
+    mbar_wait(&xbar[b], (i >> 1) & 1);
+    const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
+    all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+  } else if constexpr (X == Exchange::group && C > 1) {
+    float2* pq = slots + ((size_t)q * 2 + b) * C;
+    unsigned* counter = counters + (size_t)q * gx::COUNTER_STRIDE;
+    if (tid == 0) {
+      gx::st_pair(pq + rank, make_float2(all.m, all.s));
+      gx::red_release_add(counter, 1u);  // orders the pair store before the count
+    }
+    const float2 p = gx::wait_pairs<C>(counter, static_cast<unsigned>(C) * static_cast<unsigned>(i + 1), pq, lane);
+    all = warp_merge(MaxSum{p.x, p.y});  // rank order: the same bits in every warp of every block
+  }
+
+  // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
+  // NaN everywhere, as torch.softmax.
+  const float r = rescale(m, all.m) / all.s;
+  const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
+  T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = tid + k * THREADS;
+    if (j < ch.cnt) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) f[k][v] *= r;
+      if (vec_out) {
+        rows::st_global_16(yv + (size_t)j * V, rows::pack<T>(f[k]));
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) yv[(size_t)j * V + v] = rows::from_float<T>(f[k][v]);
+      }
+    }
+  }
+  if (own_h) yr[tid] = rows::from_float<T>(h * r);
+  if (own_t) yr[t_at] = rows::from_float<T>(t * r);
+}
+
 // Rows q, q + Q, ... for cluster (or group) q of Q; row i of it in stage i % S, phase (i / S) & 1.
 // The stage of row i is refilled with row i + S right after row i's block merge: the merge's
 // barrier is the first point at which every thread has copied its vectors of the stage into
@@ -90,7 +183,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
     if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
     rank = ctarank();
   }
-  const int tid = threadIdx.x, lane = tid & 31;
+  const int tid = threadIdx.x;
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
@@ -115,87 +208,132 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
 
 #pragma unroll 1
   for (int i = 0; i < rows_mine; ++i) {
-    const int row = q + i * Q, st = i % S;
-    const T* xr = x + (size_t)row * N;
-    T* yr = y + (size_t)row * N;
-    const Chunk ch = chunk_of<T, C>(xr, N, rank);
-    const bool own_h = rank == 0 && tid < ch.geo.head;
-    const bool own_t = rank == C - 1 && tid < ch.geo.tail;
-    const int t_at = ch.geo.head + ch.geo.nvec * V + tid;
-    float h = own_h ? rows::to_float(xr[tid]) : -INFINITY;
-    float t = own_t ? rows::to_float(xr[t_at]) : -INFINITY;
-    const uint4* stage = ring + (size_t)st * stage_vecs;
-    mbar_wait(&full[st], (i / S) & 1);
+    const int st = i % S;
+    one_row<T, C, X>(x, y, N, q + i * Q, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar, counters, slots, q, [&] {
+      if (tid == 0 && i + S < rows_mine) stage_share<T, C>(ring, x, q + (i + S) * Q, N, rank, st, stage_vecs, full);
+    });
+  }
+}
 
-    // The one sweep: K vectors a thread into fp32 registers (-inf where it owns none), its max.
-    float f[K][V];
-    float m = fmaxf(h, t);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int j = tid + k * THREADS;
-      if (j < ch.cnt) {
-        rows::unpack<T>(stage[j], f[k]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
-      }
-#pragma unroll
-      for (int v = 0; v < V; ++v) m = fmaxf(m, f[k][v]);
+// v12: rows handed out at run time. A cluster's leader (rank 0, thread 0) takes the next row from
+// a global counter (work[0], one atomicAdd at the start of a row, used after its merge) S + 1 rows
+// ahead of its use and pushes the index into every block of its cluster (st.async into
+// row_of[j % 2S], 4 bytes counted on rowbar[j % 2S]);
+// so the rows in flight are always the lowest ones not yet taken, wherever each cluster is
+// (static order: cluster q takes q, q + Q, ... and the clusters drift apart). Rows are taken in
+// increasing order, so the first index >= M ends the loop, with no copy in flight.
+// Slots: row j's index lands in slot j % 2S, armed (expect 4 bytes) by each block at its iteration
+//   j - S and pushed by the leader after its merge of row j - S - 1; its previous occupant, row
+//   j - 2S, was read at iteration j - 2S (and by thread 0's refill at j - 3S); a block is at most one
+//   row behind or ahead of its leader (the exchange couples them), so neither the push nor the arm
+//   can overtake an unread phase (S >= 2). C = 1: the row's block barrier publishes thread 0's write.
+// Exit: before leaving, every block waits for the slots of rows i + 1 .. i + S (the pushes already
+//   made), so no st.async is in flight into a block that has gone. The last cluster to finish
+//   (work[1], counted after a fence) puts both counters back to 0 for the next launch on the stream.
+template <typename T, int C>
+__device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
+                                             unsigned* __restrict__ work) {
+  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = SB_ELEMS / V, R = 2 * S;
+  static_assert(C == 1 || C == 2 || C == 4 || C == 8 || C == 16, "C is 1, 2, 4, 8 or 16 blocks a cluster");
+  static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
+  __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
+  __shared__ float2 pairs[2][C];
+  __shared__ alignas(8) unsigned long long full[S];
+  __shared__ alignas(8) unsigned long long xbar[2];
+  __shared__ alignas(8) unsigned long long rowbar[R];
+  __shared__ unsigned row_of[R];
+
+  const int stage_vecs = (N + V * C - 1) / (V * C);
+  if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
+  if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
+  unsigned rank = 0;
+  if constexpr (C > 1) {
+    if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
+    rank = ctarank();
+  }
+  const int tid = threadIdx.x;
+  const bool leader = rank == 0 && tid == 0;
+  // The leader hands row index r, taken for the cluster's j-th row, to every block of the cluster.
+  auto hand = [&](int j, unsigned r) {
+    if constexpr (C > 1) {
+#pragma unroll 1
+      for (unsigned b = 0; b < C; ++b) push_u32(&row_of[j % R], &rowbar[j % R], b, r);
+    } else {
+      row_of[j % R] = r;
     }
-    // Exps in place (-inf -> 0) and their sum, relative to the thread's max.
-    const float sh = shift_of(m);
-    float s = 0.0f;
+  };
+  auto arm = [&](int j) {  // this block expects row j's index (C > 1)
+    if constexpr (C > 1) mbar_expect(&rowbar[j % R], 4u);
+  };
+  auto index_of = [&](int j) -> unsigned {  // row j's index, once pushed (C = 1: already written)
+    if constexpr (C > 1) mbar_wait(&rowbar[j % R], (j / R) & 1);
+    return row_of[j % R];
+  };
+  if (tid == 0) {
 #pragma unroll
-    for (int k = 0; k < K; ++k)
+    for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
+    mbar_init(&xbar[0], 1);
+    mbar_init(&xbar[1], 1);
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        f[k][v] = exp_shifted(f[k][v], sh);
-        s += f[k][v];
-      }
-    h = exp_shifted(h, sh);
-    t = exp_shifted(t, sh);
-    const int b = i & 1;
-    MaxSum all = block_merge<THREADS>(MaxSum{m, s + h + t}, part_m[b], part_s[b]);
-    // Every thread has read the stage (it is past the merge's barrier): refill it now.
-    if (tid == 0 && i + S < rows_mine) stage_share<T, C>(ring, x, q + (i + S) * Q, N, rank, st, stage_vecs, full);
-    if constexpr (X == Exchange::cluster && C > 1) {
-      if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
-      if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
-      mbar_wait(&xbar[b], (i >> 1) & 1);
-      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
-      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
-    } else if constexpr (X == Exchange::group && C > 1) {
-      float2* pq = slots + ((size_t)q * 2 + b) * C;
-      unsigned* counter = counters + (size_t)q * gx::COUNTER_STRIDE;
+    for (int s = 0; s < R; ++s) mbar_init(&rowbar[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (C > 1) {
+    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+  // Prologue: rows 0 .. S taken (S + 1: one ahead of the refills), rows 0 .. S - 1 staged.
+  if (tid == 0) {
+#pragma unroll 1
+    for (int j = 0; j < S; ++j) arm(j);
+  }
+  if (leader) {
+#pragma unroll 1
+    for (int j = 0; j <= S; ++j) hand(j, atomicAdd(&work[0], 1u));
+  }
+  if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
+  if (tid == 0) {
+#pragma unroll 1
+    for (int j = 0; j < S; ++j) {
+      const unsigned r = index_of(j);
+      if (r < (unsigned)M) stage_share<T, C>(ring, x, (int)r, N, rank, j, stage_vecs, full);
+    }
+  }
+
+  int i = 0;
+#pragma unroll 1
+  for (;; ++i) {
+    if (tid == 0) arm(i + S);
+    const unsigned r = index_of(i);
+    if (r >= (unsigned)M) break;
+    // Row i + S + 1 for the leader to hand out after the merge: the atomic's round trip (~1 us)
+    // runs under the row's sweep instead of stalling warp 0 before it.
+    const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;
+    const int st = i % S;
+    one_row<T, C, Exchange::cluster>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
+                                     nullptr, nullptr, 0, [&] {
+      if (leader) hand(i + S + 1, next);
       if (tid == 0) {
-        gx::st_pair(pq + rank, make_float2(all.m, all.s));
-        gx::red_release_add(counter, 1u);  // orders the pair store before the count
+        const unsigned rn = index_of(i + S);
+        if (rn < (unsigned)M) stage_share<T, C>(ring, x, (int)rn, N, rank, st, stage_vecs, full);
       }
-      const float2 p = gx::wait_pairs<C>(counter, static_cast<unsigned>(C) * static_cast<unsigned>(i + 1), pq, lane);
-      all = warp_merge(MaxSum{p.x, p.y});  // rank order: the same bits in every warp of every block
+    });
+  }
+  // Drain: the indices already pushed for rows i + 1 .. i + S (none is a row < M).
+  if constexpr (C > 1) {
+    if (tid == 0) {
+#pragma unroll 1
+      for (int j = i + 1; j <= i + S; ++j) index_of(j);
     }
-
-    // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
-    // NaN everywhere, as torch.softmax.
-    const float r = rescale(m, all.m) / all.s;
-    const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
-    T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int j = tid + k * THREADS;
-      if (j < ch.cnt) {
-#pragma unroll
-        for (int v = 0; v < V; ++v) f[k][v] *= r;
-        if (vec_out) {
-          rows::st_global_16(yv + (size_t)j * V, rows::pack<T>(f[k]));
-        } else {
-#pragma unroll
-          for (int v = 0; v < V; ++v) yv[(size_t)j * V + v] = rows::from_float<T>(f[k][v]);
-        }
-      }
+  }
+  if (leader) {
+    __threadfence();  // this cluster's takes before its count
+    const unsigned Q = gridDim.x / C;
+    if (atomicAdd(&work[1], 1u) == Q - 1) {  // the last cluster: every take is done
+      work[0] = 0;
+      work[1] = 0;
     }
-    if (own_h) yr[tid] = rows::from_float<T>(h * r);
-    if (own_t) yr[t_at] = rows::from_float<T>(t * r);
   }
 }
 

@@ -30,6 +30,17 @@
 //   clusters (one an SM, 15 of them: 137 rounds of 64 KiB): v10 547.9 -> ~525 us if the SM count
 //   was its cap. Risk: the global exchange (~1-2 us a row: store, release add, L2 polls) is not
 //   hidden inside a block as v9's exchange warp hid it; only the SM's other block covers it.
+// Measured (H200, one process each; docs/runs/2026-11-30-h200-sweep_membound_s8_groups.json and
+//   _groups2.json): correct, and much slower. 2048 x 131072 bf16 397.7-399.4 us (v10 283.5-284.2 in
+//   the same runs), 3 stages 402.1, C = 11 519.5, 512 threads at one block an SM (C = 4) 445.8, 32
+//   values a thread at 3 blocks an SM (C = 16) 418.9; fp32 748.2-754.4 (C = 10: 734.4; v10
+//   544.5-549.1). 63 rounds in 398 us is 6.3 us a row against v10's 4.1 (69 rounds in 284): the
+//   global exchange (the release's fence, an L2 add, the acquire polls: ~2 us) sits on every row's
+//   critical path, and the SM's second block does not cover it. The placement it was built to fix
+//   is real (the driver's max_active_clusters: 30 clusters of v10's 8 blocks, 240 of 264 slots) but
+//   small: a plain 16-byte copy runs 277.4 us on 120 SMs and 273.7 on 132 (NOTES.md, session 8).
+//   v9, whose exchange warp overlaps the exchange with the next row's stats, at 2 blocks an SM
+//   (256 threads, C = 8, 3 stages) 298.5. Not adopted; v10 stays v4_dispatch's pick.
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
 //
 // Knobs: header values (op.py reads them for the plan and passes the first four to the compiler as

@@ -41,7 +41,9 @@ class Sum(OpSpec):
     name = "sum"
     dtypes = ("float32", "bfloat16")
     kernel_entry = "sum"
-    best_variant = "v3_oneshot"  # 4.45 TB/s fp32, 1.00x torch.compile bf16 (H200 sweep); v2 0.99x
+    # v5 (v3 + a PDL finish): 2^28 bf16 121.7 us = 4.41 TB/s vs v3 123.5 (cold), 2^18 graph 2.7-2.9 us vs
+    # 3.3 (docs/runs/2026-11-30-h200-sweep_membound_s8_pdl.json, one process)
+    best_variant = "v5_pdl_finish"
     # Keyed by the output's dtype, fp32 for both inputs. (A "bfloat16" entry would only change
     # what the checker calls "bf16 precision" when it classifies a failure.)
     tolerances = {"float32": (1e-5, 1e-5)}

@@ -2,7 +2,9 @@
 // the finish kernel is scheduled while the pass's last blocks still run, and waits on chip for the
 // pass to complete instead of waiting in the stream for a launch.
 //
-// What changed from v3 (the same pass and finish, oneshot.cuh's, with PDL = true): (1) each pass
+// What changed from v4 (which folded v3's finish into the pass with a ticket, and lost at 2^28:
+//   the last block's pass over the partials): v5 keeps v3's two kernels (oneshot.cuh's pass and
+//   finish, with PDL = true) and removes the launch gap between them instead: (1) each pass
 //   block starts with `griddepcontrol.launch_dependents`, so once every block of the pass has
 //   started (the last wave is on the SMs) the GPU may schedule the finish; (2) the finish starts
 //   with `griddepcontrol.wait`, which returns when the pass has completed and its partials are visible;
@@ -16,6 +18,11 @@
 //   dependent kernel on the H200 is ~1-2 us (ANCHORS: ~0.9-1 us a graph kernel node); expect
 //   121.5-122.5 us bf16 (4.38-4.42 TB/s) and fp32 237.5-238.5 (v3 239.0); small inputs in graph
 //   mode gain the same ~1 us where a call is ~3 us.
+// Sweep (docs/runs/2026-11-30-h200-sweep_membound_s8_pdl.json, one H200 process, cold unless said):
+//   2^28 bf16 121.7 us = 4.41 TB/s (v3 123.5 / 123.7 before and after it, torch.compile 124.6);
+//   2^29 bf16 237.9 (v3 239.8); 2^28 fp32 238.1 = 4.51 TB/s (v3 239.6 / 239.4); graph mode 2^18
+//   bf16 2.9 us (v3 3.3, v4 2.7, torch.compile 2.8), fp32 2.7 (v3 3.3, torch.compile 2.9): ~1.8 us
+//   saved cold, ~0.5 in a graph. The registered sum (best_variant) since.
 // Measured: BENCHMARKS.md, sum rows (generated from results JSON).
 // Determinism: v3's: the grid depends only on n and the finish adds the partials in a fixed order.
 //

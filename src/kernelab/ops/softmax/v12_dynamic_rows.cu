@@ -1,0 +1,73 @@
+// v12_dynamic_rows: v10 with its rows handed out at run time: each cluster's leader takes the next
+// row from a global counter (an atomicAdd, S + 1 rows ahead) and pushes its index to the cluster's
+// blocks, instead of cluster q taking rows q, q + Q, q + 2Q, ... fixed at launch.
+//
+// What changed from v11 (and v10, whose clusters, ring and row body it keeps): v11 replaced v10's
+//   clusters by cooperative groups to reach every SM, and lost ~40% to its global exchange (NOTES.md,
+//   session 8). The SM count was not what held v10 back: a plain 16-byte copy of v10's bytes runs
+//   277.4 us on 120 SMs and 273.7 on 132. What does matter is the ORDER in which a kernel walks
+//   memory: the same copy, persistent over 264 blocks, takes 269.7 us with chunk c, c + 264, ...
+//   fixed per block, and 257.9 us (4.16 TB/s; torch's copy_ 255.3) when each block takes the
+//   next 32 KiB chunk from a counter (docs/runs: NOTES.md session 8, .scratch/copy_sms3.py). Static
+//   rows let the clusters drift apart, so the rows in flight spread over the tensor; taken from a
+//   counter they stay the lowest untaken ones. Here (staged_rows.cuh's dynamic_rows):
+//   1. the leader (rank 0, thread 0) issues the atomicAdd for row i + S + 1 at the start of row i
+//      and hands the index out after row i's merge (st.async into each block's slot, counted on an
+//      mbarrier; C = 1: a shared-memory write), so the round trip runs under the row's sweep;
+//   2. each block's thread 0 refills the stage freed by row i with row i + S's index (handed out a
+//      row earlier), as v10 refills with row i + S;
+//   3. the first index >= M ends the loop (rows are taken in increasing order, so no copy is in
+//      flight); blocks wait for the indices already pushed to them, and the last cluster to finish
+//      resets the counter (a second counter of finished clusters): no memset before a launch.
+//   The workspace: two unsigned a stream (op.py's dynamic_work), zeroed once, left zeroed by every
+//   launch that completes.
+// Why: v10 at 2048 x 131072 runs 282.0-284.6 us bf16 (0.88x a copy), 544.5-549.1 fp32 (0.92x); a
+//   static persistent copy loses 5-6% to a counter-driven one at the same bytes.
+// Predicted: bytes first: 2048 x 131072 bf16 1.07 GB (250 us at the copy rate), fp32 2.15 GB (500
+//   us). If v10 loses what the static copy loses (270 vs 258 us: 4.4%), bf16 ~271-273 us (0.92x),
+//   fp32 ~522-527. Cost: one atomic per row and cluster (2048 on one address over ~270 us: far
+//   below an L2 atomic unit's rate), a 4-byte push per block and row; S + 1 failed takes a cluster.
+//   Risk: the leader lagging its peers delays their refills (they wait for its push).
+// Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
+//
+// Knobs: v10's (header values; op.py passes them as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM,
+//   SB_ELEMS and plans C as v10 does, bulk_plan).
+// @strategy dynamic
+// @arch sm_90
+// @stages 2
+// @threads 256
+// @blocks_per_sm 1
+// @min_cluster 1
+// @elems 64
+// @access_bytes 16
+#include "staged_rows.cuh"  // v10's row loop, here dynamic_rows; the SB_* knobs
+
+// Instances: a cluster of C = 1, 2, 4, 8, 16 blocks of SB_THREADS threads per row. Launch with
+// cluster=C, the dynamic shared memory op.py's bulk_plan gives and `work`: two unsigned (rows taken,
+// clusters finished), zero before the launch; the kernel leaves them zero.
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 8>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
+
+// The names the op contract looks up: the widest instance (launch it as softmax_dy_c16_*).
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
