@@ -276,11 +276,13 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     # bf16 16385-32768: v6's 32-element instance (H200 session 6: 257.7 us vs v2 262.8; v3 362, v1 303)
     assert name(32768, (9, 0)) == "softmax_pk_block_t1024_e32"
     assert SOFTMAX.plan(v4, 32768, (9, 0), "float32").name == "softmax_online_t512"  # fp32 stays v2's
-    # 32769-65536: v5's persistent clusters (sweep_softmax, H200: 4096 x 65536 301.5 us vs v2 303.7);
-    # past 65536: v10 (session 7, 2048 x 131072: 282.0 us vs v5 294.2)
-    assert name(65536, (9, 0)) == "softmax_pc_t256_e64_c4"
-    assert name(131072, (9, 0)) == "softmax_bk_c8"
-    assert name(262144, (10, 0)) == "softmax_bk_c16"
+    # bf16 32769-262144 and fp32 65537-262144: v12, rows from a counter (session 8, H200: 4096 x 65536
+    # bf16 268.8 us vs v5 298.3; 2048 x 131072 bf16 276.4 vs v10 283.6); fp32 32769-65536: v5's clusters
+    assert name(65536, (9, 0)) == "softmax_dy_c4" and name(32769, (9, 0)) == "softmax_dy_c4"
+    assert SOFTMAX.plan(v4, 65536, (9, 0), "float32").name == "softmax_pc_t256_c8"
+    assert name(131072, (9, 0)) == "softmax_dy_c8"
+    assert name(262144, (10, 0)) == "softmax_dy_c16"
+    assert SOFTMAX.plan(v4, 131072, (9, 0), "float32").name == "softmax_dy_c8"
     assert name(131072, (8, 0)) == "softmax_online_t512"
     assert name(32768, (8, 0)) == "softmax_block_t1024"
     assert name(300000, (9, 0)) == "softmax_online_t512"

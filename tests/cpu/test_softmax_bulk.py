@@ -11,6 +11,7 @@ import dataclasses
 import re
 
 import pytest
+import torch
 
 from kernelab.analysis.sass import run_cuobjdump
 from kernelab.check.inputs import DTYPES
@@ -166,3 +167,74 @@ def test_v10_sass_one_sweep_from_shared_memory():
     assert len(re.findall(r"LDS\.128", sass)) == 8, len(re.findall(r"LDS\.128", sass))
     assert len(re.findall(r"STG\.E\.128", sass)) == 8 and "MEMBAR" not in sass
     assert not re.search(r"\bLDG\.E\.(64|128)", sass)
+
+
+# ---- v12_dynamic_rows ----------------------------------------------------------------------------
+V12 = OP.variant("v12_dynamic_rows")
+
+
+def test_v12_plans_as_v10_with_its_own_instances():
+    for n in (2049, 16385, 32769, 65537, 131072, 262144):
+        for dt in OP.dtypes:
+            p10, p12 = _plan(V10, n, dt), _plan(V12, n, dt)
+            assert p12.name == p10.name.replace("softmax_bk_", "softmax_dy_")
+            assert (p12.cluster, p12.block, p12.smem, p12.capacity) == (p10.cluster, p10.block, p10.smem, p10.capacity)
+    assert OP.defines(V12) == OP.defines(V10)
+    assert _plan(V12, 131072, cc=(8, 0)) is None and "262144" in OP.supports(V12, Case((1, 1000), "float32"))
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_v12_every_instance_compiles_without_spills(arch):
+    m = compile_variant(OP, V12, arch=arch)
+    declared = set(parse_signatures(V12.path.read_text()))
+    assert declared == set(m.resources) and len(declared) == 2 * 5 + 2
+    if arch == "sm_90":  # the measured build: two 256-thread blocks an SM (NVRTC 13.0; ptxas decides elsewhere)
+        assert all(r.registers <= 128 for r in m.resources.values()), {k: r.registers for k, r in m.resources.items()}
+    spills = {k: (r.registers, r.spill_stores, r.spill_loads) for k, r in m.resources.items() if r.spills}
+    assert not spills, spills
+    with pytest.raises(CompileError):
+        compile_file(V12.path, arch="sm_80", defines=OP.defines(V12))
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_v12_sass_takes_rows_with_atomics_and_pushes_them():
+    m = compile_file(V12.path, arch="sm_90", defines=OP.defines(V12))
+    c8 = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
+    assert len(re.findall(r"LDS\.128", c8)) == 8 and len(re.findall(r"STG\.E\.128", c8)) == 8  # v10's body
+    assert "UBLKCP.S.G" in c8 and "ATOMG.E.ADD" in c8  # bulk copies; the rows taken from the counter
+    assert len(re.findall(r"\bST\.ASYNC|STAS", c8)) >= 2  # the (max, sum) pairs and the row indices
+    assert not re.search(r"\b(LDL|STL)\b", c8)
+    c1 = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c1_bf16")  # no cluster: no DSMEM pushes
+    assert "ATOMG.E.ADD" in c1 and not re.search(r"\bST\.ASYNC|STAS|MAPA", c1)
+
+
+def test_v12_launch_passes_the_stream_counters(monkeypatch):
+    """The launch adds `work` (two int32, this stream's slot of dynamic_work) after M, N; v10's does not."""
+    calls = []
+
+    class K:
+        def __init__(self, name):
+            self.name = name
+
+        def __call__(self, *args, **kw):
+            calls.append((self.name, args, kw))
+
+    class Mod:
+        compiled = type("C", (), {"arch": "sm_90"})()
+
+        def kernel(self, name):
+            return K(name)
+
+    monkeypatch.setattr(softmax_op, "persistent_grid", lambda k, p, m: 30)
+    case = Case((64, 131072), "bfloat16")
+    inputs = OP.make_inputs(case, 0, "cpu")
+    outputs = OP.make_outputs(case, inputs)
+    for v in (V12, OP.variant("v4_dispatch"), V10):
+        OP.launch(type("KK", (), {"module": Mod()})(), v, case, inputs, outputs)
+    (n12, a12, kw12), (n4, a4, kw4), (n10, a10, kw10) = calls
+    assert n12 == n4 == "softmax_dy_c8_bf16" and n10 == "softmax_bk_c8_bf16"
+    assert len(a12) == len(a4) == 5 and len(a10) == 4 and a12[2:4] == (64, 131072)
+    work = a12[4]
+    assert work.dtype == torch.int32 and work.numel() == 2 and work.tolist() == [0, 0]
+    assert a4[4].data_ptr() == work.data_ptr()  # one slot per (device, stream), reused
+    assert kw12 == dict(grid=30, block=256, cluster=8, shared_mem=65536) == kw4 == kw10

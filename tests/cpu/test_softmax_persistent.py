@@ -79,11 +79,12 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     assert _name(V4, 8192, dtype="float32") == "softmax_online_t512"  # v2 515 us vs v1 542
     assert _name(V4, 1024) == "softmax_pk_warp_c1024"  # v6 250.8 us vs v0 266.1
     assert _name(V4, 1024, dtype="float32") == "softmax_warp_e32"
-    # v5 for 32769-65536 (4096 x 65536 bf16: 301.5 us vs v2 303.7), v10 past 65536 (2048 x 131072,
-    # session 7: bf16 282.0 us vs v5 294.2, fp32 547.9 vs 568.0)
-    assert _name(V4, 65536) == "softmax_pc_t256_e64_c4" and _name(V4, 65536, dtype="float32") == "softmax_pc_t256_c8"
-    assert _name(V4, 131072) == "softmax_bk_c8" and _name(V4, 262144) == "softmax_bk_c16"
-    assert _name(V4, 131072, dtype="float32") == "softmax_bk_c8"
+    # v12 (rows from a counter) for bf16 32769-262144 (session 8: 4096 x 65536 268.8 us vs v5 298.3,
+    # 2048 x 131072 276.4 vs v10 283.6) and fp32 past 65536 (549.6 vs v10 547.0-548.7: one instance
+    # set); fp32 32769-65536 stays v5's (4096 x 65536 bf16 in session 3: v5 301.5 us vs v2 303.7)
+    assert _name(V4, 65536) == "softmax_dy_c4" and _name(V4, 65536, dtype="float32") == "softmax_pc_t256_c8"
+    assert _name(V4, 131072) == "softmax_dy_c8" and _name(V4, 262144) == "softmax_dy_c16"
+    assert _name(V4, 131072, dtype="float32") == "softmax_dy_c8"
     assert _name(V4, 300000) == "softmax_online_t512"
     assert _name(V4, 32768, (8, 0)) == "softmax_block_t1024" and _name(V4, 131072, (8, 0)) == "softmax_online_t512"
     for table in (softmax_op.DISPATCH_SM90, softmax_op.DISPATCH_OLDER):
@@ -110,7 +111,7 @@ def _v4_kernels(arch):
 
 
 @pytest.mark.parametrize("strategy,elems", [("persistent", 32), ("persistent", 64), ("warp", 32), ("block", 32),
-                                            ("online", 32), ("cluster", 32), ("bulk", 32)])
+                                            ("online", 32), ("cluster", 32), ("dynamic", 32)])
 def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, strategy, elems):
     """Flipping an entry of DISPATCH_SM90 to another strategy (the lead's one-word change after a
     sweep), or DISPATCH_PERSISTENT_ELEMS to 64, must only name instances v4 holds for that arch."""

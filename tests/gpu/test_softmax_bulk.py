@@ -1,4 +1,5 @@
-"""softmax v7_bulk_smem and v10_staged_regs (v7's ring, read once into registers) on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py
+"""softmax v7_bulk_smem, v10_staged_regs (v7's ring, read once into registers) and v12_dynamic_rows
+(v10 with rows taken from a counter) on a GPU, beyond the per-variant sweep of tests/gpu/test_ops_mem_b.py
 (which runs v7 on every test case it supports, normal and special inputs): enough rows that
 every persistent cluster loops over 2 x stages + 1 rows, so the ring of bulk-copy stages wraps
 around at least twice (each stage's mbarrier goes through both phase parities) and the cluster
@@ -31,14 +32,15 @@ pytestmark = pytest.mark.gpu
 OP = discover()["softmax"]
 V7 = OP.variant("v7_bulk_smem")
 V10 = OP.variant("v10_staged_regs")
-VARIANTS = {"v7": V7, "v10": V10}
+V12 = OP.variant("v12_dynamic_rows")
+VARIANTS = {"v7": V7, "v10": V10, "v12": V12}
 SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
 @pytest.fixture(autouse=True)
 def _needs_hopper():
     if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v7 and v10 need sm_90 (cp.async.bulk, clusters)")
+        pytest.skip("v7, v10 and v12 need sm_90 (cp.async.bulk, clusters)")
 
 
 def _module(meta=None, defines=None, base=V7):
@@ -79,13 +81,14 @@ def _loop_case(v, module, n, dtype, offset=0, layout=None, stages=3):
     return p, fit, Case(((2 * stages + 1) * fit + 1, n), dtype, **kw)
 
 
-# (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100: v7, v10). v10's
-# share must also fit its 256 threads x 64 values (16384 a block), so it takes larger clusters.
-LOOPS = [(4097, "float32", 3, None, (1, 1)), (32769, "bfloat16", 0, None, (1, 4)),
-         (65536, "bfloat16", 3, None, (2, 4)), (65537, "float32", 1, None, (4, 8)),
-         (131072, "bfloat16", 0, None, (4, 8)), (131072, "float32", 1, None, (8, 8)),
-         (100000, "bfloat16", 1, "mixed_alignment", (4, 8)), (262144, "bfloat16", 0, None, (8, 16)),
-         (262144, "float32", 0, None, (16, 16))]
+# (N, dtype, offset, layout, cluster size the default plan takes on sm_90 / sm_100: v7, v10, v12).
+# v10's share must also fit its 256 threads x 64 values (16384 a block), so it takes larger
+# clusters; v12 plans as v10.
+LOOPS = [(4097, "float32", 3, None, (1, 1, 1)), (32769, "bfloat16", 0, None, (1, 4, 4)),
+         (65536, "bfloat16", 3, None, (2, 4, 4)), (65537, "float32", 1, None, (4, 8, 8)),
+         (131072, "bfloat16", 0, None, (4, 8, 8)), (131072, "float32", 1, None, (8, 8, 8)),
+         (100000, "bfloat16", 1, "mixed_alignment", (4, 8, 8)), (262144, "bfloat16", 0, None, (8, 16, 16)),
+         (262144, "float32", 0, None, (16, 16, 16))]
 
 
 @pytest.mark.parametrize("which", VARIANTS)
@@ -144,3 +147,37 @@ def test_knob_builds_are_correct(which, meta, defines):
         if not cmp.ok:
             failures.append(f"{case.label} via {kernel} ({p}, {fit} clusters): {cmp.summary(max_lines=2)}")
     assert not failures, "\n".join(failures)
+
+
+def test_v12_leaves_its_counters_zero_and_replays_in_a_graph():
+    """v12 takes rows from two counters per stream (rows taken, clusters finished) that the last
+    cluster resets: after a launch both are 0, so a second launch and a CUDA graph replayed on new
+    inputs compute every row (a stale counter would skip rows: NaN left in y)."""
+    v, mod = _module(base=V12)
+    for n, dt in ((131072, "bfloat16"), (65537, "float32"), (8192, "bfloat16")):  # C = 8, 8, 1
+        p, fit, case = _loop_case(v, mod, n, dt, stages=2)
+        for _ in range(2):
+            cmp, kernel = _run(v, mod, case)
+            assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters): {cmp.summary(max_lines=3)}"
+            work = softmax_op.dynamic_work(torch.device("cuda", torch.cuda.current_device()))
+            assert work.tolist() == [0, 0], f"{kernel}: counters left at {work.tolist()}"
+    case = Case((300, 131072), "bfloat16", offset=1)
+    inputs = OP.make_inputs(case, 0, "cuda")
+    outputs = OP.make_outputs(case, inputs)
+    k = mod.kernel(OP.kernel_name(case.dtype))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(s):
+        OP.launch(k, v, case, inputs, outputs)  # this stream's counters, allocated before capture
+        synchronize()
+        with torch.cuda.graph(g, stream=s):
+            OP.launch(k, v, case, inputs, outputs)
+    rtol, atol = tolerance(OP, case.dtype)
+    for seed in (1, 2):
+        inputs["x"].copy_(OP.make_inputs(case, seed, "cuda")["x"])
+        outputs["y"].fill_(float("nan"))
+        g.replay()
+        synchronize()
+        cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, name="y")
+        assert cmp.ok, f"v12 graph replay (seed {seed}): {cmp.summary(max_lines=3)}"

@@ -140,8 +140,7 @@ class Softmax(OpSpec):
         if strategy == "bulk":
             return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
         if strategy == "dynamic":  # v12: v10's plan, its own instances
-            p = bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
-            return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", "softmax_dy_"))
+            return dynamic_plan(bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant)))
         if strategy == "sm_rows":
             return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
         if strategy == "grid_groups":  # without M and the SM count: the smallest group that fits (launch re-plans)
@@ -209,7 +208,7 @@ class Softmax(OpSpec):
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
-        extra = (dynamic_work(inputs["x"].device),) if variant.meta.get("strategy") == "dynamic" else ()
+        extra = (dynamic_work(inputs["x"].device),) if p.name and p.name.startswith("softmax_dy_") else ()
         k(inputs["x"], outputs["y"], m, n, *extra, grid=grid, block=p.block, cluster=p.cluster, **ring)
 
 
@@ -220,7 +219,7 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
-# clusters on sm_90+), "packed" (v6), "bulk" (v10 with DISPATCH_BULK's knobs, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
+# clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
 # instances every strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
@@ -245,17 +244,21 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   v6's 32-element 1024-thread instance 257.7 us (0.97x a copy), v2 (v4's pick until then) 262.8,
 #   v7 272.6, v8 324.1: v6 takes bf16 4097-32768 (8193-16384, its 16-element 1024-thread
 #   instance, by proximity: unmeasured).
+# Session 8 (docs/runs/2026-11-30-h200-sweep_membound_s8_dynamic.json, one process): v12_dynamic_rows
+#   (v10 with rows taken from a counter) bf16 2048 x 131072 276.4 us (v10 283.6 / 284.6, v4's then
+#   pick), 4096 x 65536 268.8 (v5, v4's then pick, 298.3; v10 284.1); fp32 2048 x 131072 549.6 vs v10
+#   547.0 / 548.7 (the same): v12 takes bf16 32769-262144 (32769-65535 by proximity: unmeasured) and
+#   fp32 65537-262144, so v4 holds one set of bulk instances.
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (65536, "persistent"),
-                 (rows.MAX_CLUSTER_N, "bulk")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "dynamic")),
     "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "persistent"),
-                (rows.MAX_CLUSTER_N, "bulk")),
+                (rows.MAX_CLUSTER_N, "dynamic")),
 }
-# v10_staged_regs's knobs for "bulk" entries, (stages, threads, blocks_per_sm, min_cluster, elems):
-# v4 compiles v10's instances with them (Softmax.defines). Session 7
-# (docs/runs/2026-11-30-h200-sweep_membound_s7_staged2.json, one process, 2048 x 131072): 256
-# threads x 64 values, 2 stages (clusters of 8, 2 blocks an SM) bf16 282.0 us, fp32 547.9; v5
-# (then v4's pick) 294.2 / 568.0, v7 300.2 / 551.5.
+# v12_dynamic_rows's knobs for "dynamic" entries (v10's, which it keeps), (stages, threads,
+# blocks_per_sm, min_cluster, elems): v4 compiles v12's instances with them (Softmax.defines).
+# Session 7 (docs/runs/2026-11-30-h200-sweep_membound_s7_staged2.json, one process, 2048 x 131072,
+# on v10): 256 threads x 64 values, 2 stages (clusters of 8, 2 blocks an SM) bf16 282.0 us, fp32
+# 547.9; v5 294.2 / 568.0, v7 300.2 / 551.5. Session 8: 3 stages 278.6 / 551.6 vs 2's 276.4 / 549.6.
 DISPATCH_BULK = (2, 256, 1, 1, 64)
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
 DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
@@ -485,6 +488,11 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
 DYNAMIC_SLOTS = 256
 _dynamic_work: dict = {}  # device -> int32[2 x DYNAMIC_SLOTS]
 _dynamic_slot: dict = {}  # (device, stream) -> slot
+
+
+def dynamic_plan(p: BulkPlan | None) -> BulkPlan | None:
+    """v12's instance for a v10 plan: the same geometry, the softmax_dy_ kernels (which take `work`)."""
+    return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", "softmax_dy_"))
 
 
 def dynamic_work(device):
@@ -795,8 +803,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return persistent_plan(n, cc, threads, elems or 32)
     if strategy == "packed":  # v6 with its default knobs (a dispatch entry needs v6's instances in v4)
         return packed_plan(n)
-    if strategy == "bulk":  # v10 with DISPATCH_BULK's knobs (v4 holds those instances)
-        return bulk_plan(n, cc, dtype, *DISPATCH_BULK)
+    if strategy == "dynamic":  # v12 with DISPATCH_BULK's knobs (v4 holds those instances)
+        return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK))
     raise ValueError(f"unknown softmax strategy {strategy!r}")
 
 

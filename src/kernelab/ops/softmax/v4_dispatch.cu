@@ -1,6 +1,6 @@
-// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6 or v10 by row width, dtype and GPU.
+// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6 or v12 by row width, dtype and GPU.
 //
-// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v10 that the op's
+// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v12 that the op's
 //   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
 //   figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
@@ -9,11 +9,12 @@
 //                               v2 515, v1 542); bf16 4097-32768: v6's block rows (8192 x 32768
 //                               bf16, session 6: v6's 32-element instance 257.7 us, v2 262.8;
 //                               session 3: v2 266, v1 303, v3 362);
-//     N <= 65536                v5's persistent clusters (64 bf16 / 32 fp32 values a thread);
-//     N <= 262144               v10_staged_regs (session 7): clusters of 8-16 blocks of 256 threads,
-//                               2 stages of each block's share in shared memory, read once into
-//                               registers (2048 x 131072: bf16 282.0 us vs v5 294.2, fp32 547.9
-//                               vs 568.0; same process);
+//     N <= 65536                fp32: v5's persistent clusters (32 values a thread); bf16 32769-65536:
+//                               v12 (session 8: 4096 x 65536 268.8 us vs v5 298.3, v10 284.1);
+//     N <= 262144               v12_dynamic_rows (session 8): v10's clusters of 8-16 blocks of 256
+//                               threads, 2 stages of each block's share read once into registers,
+//                               each cluster's next row taken from a counter (2048 x 131072 bf16
+//                               276.4 us vs v10 283.6, fp32 549.6 vs 547.0-548.7: same);
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
 //   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
 //   in op.py ("persistent" in DISPATCH_SM90).
@@ -39,9 +40,9 @@
 #include "v5_persistent.cu"  // (its cluster code is guarded by __CUDA_ARCH__ >= 900 itself)
 #include "v6_packed_rows.cu"  // bf16 rows of 513-1024 and 4097-32768 on sm_90+ (DISPATCH_SM90)
 #if __CUDA_ARCH__ >= 900
-// v10_staged_regs, built with the knobs op.py's DISPATCH_BULK gives (Softmax.defines passes them
-// as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS): rows of 65537-262144 on sm_90+.
-#include "v10_staged_regs.cu"
+// v12_dynamic_rows, built with the knobs op.py's DISPATCH_BULK gives (Softmax.defines passes them
+// as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS): bf16 rows of 32769-262144, fp32 65537-262144.
+#include "v12_dynamic_rows.cu"
 #endif
 
 // v0: one warp per row, 8 rows per 256-thread block.
@@ -279,28 +280,28 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { 
 extern "C" __global__ void __launch_bounds__(512, 2)
 softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::online_row<__nv_bfloat16, 512, 4>(x, y, N); }
 
-// v10_staged_regs's instances (DISPATCH_SM90 entries "bulk"): clusters of 1-16 blocks, each
+// v12_dynamic_rows's instances (DISPATCH_SM90 entries "dynamic"): clusters of 1-16 blocks, each
 // block's share of the next rows staged in shared memory (launch: cluster=C, the ring as dynamic
-// shared memory), read once into registers.
+// shared memory, op.py's dynamic_work counters), read once into registers, rows from a counter.
 #if __CUDA_ARCH__ >= 900
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 1>(x, y, M, N); }
+softmax_dy_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 1>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 2>(x, y, M, N); }
+softmax_dy_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 2>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 4>(x, y, M, N); }
+softmax_dy_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 4>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 8>(x, y, M, N); }
+softmax_dy_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 8>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 16>(x, y, M, N); }
+softmax_dy_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 1>(x, y, M, N); }
+softmax_dy_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 2>(x, y, M, N); }
+softmax_dy_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 4>(x, y, M, N); }
+softmax_dy_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 8>(x, y, M, N); }
+softmax_dy_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
-softmax_bk_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 16>(x, y, M, N); }
+softmax_dy_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
 #endif
