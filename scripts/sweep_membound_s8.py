@@ -13,6 +13,7 @@ Usage (GPU machine): SWEEP_SET=groups PYTHONPATH=src python3 scripts/sweep_membo
     dynamic: softmax v12_dynamic_rows (v10 with rows taken from a counter at run time) against v10
             and v4_dispatch at 2048 x 131072 bf16 / fp32 and 4096 x 65536 bf16, after the copy
             experiment (a counter-driven persistent copy 257.9 us vs a static one 269.7).
+    dynamic2: v12's knobs at 2048 x 131072 (clusters of 16, 512 threads, 3 stages), fp32 first.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -98,6 +99,22 @@ def dynamic_sweeps(selected):
     return out
 
 
-sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps, "pdl": pdl_sweeps, "dynamic": dynamic_sweeps}[os.environ.get("SWEEP_SET", "groups")]
+def dynamic2_sweeps(selected):
+    out = []
+    if "softmax" not in selected:
+        return out
+    v12 = "v12_dynamic_rows"
+    knobs = [("c16", {"min_cluster": "16"}), ("c16 s3", {"min_cluster": "16", "stages": "3"}),
+             ("t512", {"threads": "512"}), ("t512 s3", {"threads": "512", "stages": "3"}),
+             ("e32 c16", {"elems": "32", "min_cluster": "16"})]
+    for dt in ("float32", "bfloat16"):
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((264, 131072), dt), P + [
+            Candidate(v12, "existing", v12),
+        ] + [Candidate(f"{v12} {label}", "new", v12, meta=m) for label, m in knobs]))
+    return out
+
+
+sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps, "pdl": pdl_sweeps, "dynamic": dynamic_sweeps,
+             "dynamic2": dynamic2_sweeps}[os.environ.get("SWEEP_SET", "groups")]
 if __name__ == "__main__":
     sys.exit(sm.main())
