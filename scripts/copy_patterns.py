@@ -7,7 +7,9 @@ kernelab.bench beside torch's copy_:
   - rows: block b copies whole 256 KiB rows b, b + G, ... (a wide-row softmax's static order);
   - dynamic: each block takes the next 32 KiB chunk from a counter (one atomicAdd, one ahead), or
     the next 8 chunks;
-  - one-shot: a block per chunk, dispatched in address order.
+  - one-shot: a block per chunk, dispatched in address order;
+  - one 1024-thread block an SM (grid-stride, 4 vectors a thread in flight) on 132, 120, 96 SMs:
+    how much the SM count alone matters (clusters of 4 SMs place on 120 of the H200's 132).
 Usage (GPU machine): PYTHONPATH=src python3 scripts/copy_patterns.py --out results.json"""
 import argparse
 import json
@@ -50,6 +52,16 @@ __device__ __forceinline__ void dynamic_body(const uint4* __restrict__ x, uint4*
 }
 extern "C" __global__ void __launch_bounds__(512, 4) dynamic_1(const uint4* __restrict__ x, uint4* __restrict__ y, long long n, long long chunks, unsigned* ctr) { dynamic_body<1>(x, y, n, chunks, ctr); }
 extern "C" __global__ void __launch_bounds__(512, 4) dynamic_8(const uint4* __restrict__ x, uint4* __restrict__ y, long long n, long long chunks, unsigned* ctr) { dynamic_body<8>(x, y, n, chunks, ctr); }
+extern "C" __global__ void __launch_bounds__(1024, 1) per_sm(const uint4* __restrict__ x, uint4* __restrict__ y, long long n, long long chunks, unsigned* ctr) {
+  const long long stride = (long long)gridDim.x * blockDim.x * 4;
+  for (long long i = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x; i < n; i += stride) {
+    uint4 r[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) r[u] = i + u * blockDim.x < n ? x[i + u * blockDim.x] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) if (i + u * blockDim.x < n) y[i + u * blockDim.x] = r[u];
+  }
+}
 extern "C" __global__ void __launch_bounds__(512, 4) oneshot(const uint4* __restrict__ x, uint4* __restrict__ y, long long n, long long chunks, unsigned* ctr) {
   copy_chunk(x, y, blockIdx.x, n);
 }
@@ -78,10 +90,10 @@ def main() -> int:
                      "tbps": 2 * nbytes / r.median_s / 1e12, **info})
         print(f"{name:34s} {r.median_s * 1e6:8.1f} us  {2 * nbytes / r.median_s / 1e12:5.2f} TB/s", flush=True)
 
-    def launch(kernel, grid):
+    def launch(kernel, grid, block=512):
         def f():
             ctr.zero_()  # every kernel gets the same memset, used or not
-            kernel(x, y, nv, chunks, ctr, grid=grid, block=512)
+            kernel(x, y, nv, chunks, ctr, grid=grid, block=block)
         return f
 
     timed("torch copy_", lambda: y.copy_(x))
@@ -91,6 +103,8 @@ def main() -> int:
         timed(f"static rows, grid {g}", launch(m.kernel("static_rows"), g), grid=g)
         timed(f"dynamic 1 chunk, grid {g}", launch(m.kernel("dynamic_1"), g), grid=g)
         timed(f"dynamic 8 chunks, grid {g}", launch(m.kernel("dynamic_8"), g), grid=g)
+    for g in (132, 120, 96):
+        timed(f"one 1024-thread block an SM, {g} SMs", launch(m.kernel("per_sm"), g, 1024), grid=g)
     launch(m.kernel("dynamic_1"), 264)()
     torch.cuda.synchronize()
     exact = bool(torch.equal(x, y))
