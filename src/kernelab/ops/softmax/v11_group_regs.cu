@@ -38,7 +38,8 @@
 //   global exchange (the release's fence, an L2 add, the acquire polls: ~2 us) sits on every row's
 //   critical path, and the SM's second block does not cover it. The placement it was built to fix
 //   is real (the driver's max_active_clusters: 30 clusters of v10's 8 blocks, 240 of 264 slots) but
-//   small: a plain 16-byte copy runs 277.4 us on 120 SMs and 273.7 on 132 (NOTES.md, session 8).
+//   small: a 16-byte copy with one 1024-thread block an SM runs 273.6 us on 120 SMs and 267.4 on
+//   132 (docs/runs/2026-12-01-h200-copy_patterns.json).
 //   v9, whose exchange warp overlaps the exchange with the next row's stats, at 2 blocks an SM
 //   (256 threads, C = 8, 3 stages) 298.5. Not adopted; v10 stays v4_dispatch's pick.
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).

@@ -4,11 +4,12 @@
 //
 // What changed from v11 (and v10, whose clusters, ring and row body it keeps): v11 replaced v10's
 //   clusters by cooperative groups to reach every SM, and lost ~40% to its global exchange (NOTES.md,
-//   session 8). The SM count was not what held v10 back: a plain 16-byte copy of v10's bytes runs
-//   277.4 us on 120 SMs and 273.7 on 132. What does matter is the ORDER in which a kernel walks
-//   memory: the same copy, persistent over 264 blocks, takes 269.7 us with chunk c, c + 264, ...
-//   fixed per block, and 257.9 us (4.16 TB/s; torch's copy_ 255.3) when each block takes the
-//   next 32 KiB chunk from a counter (docs/runs: NOTES.md session 8, .scratch/copy_sms3.py). Static
+//   session 8). The SM count was not what held v10 back: a 16-byte copy of v10's bytes with one
+//   1024-thread block an SM runs 273.6 us on 120 SMs and 267.4 on 132 (2%). What matters more is
+//   the ORDER in which a kernel walks memory: the same copy, persistent over 264 blocks, takes
+//   268.6 us with chunks c, c + 264, ... fixed per block (271.6 with whole 256 KiB rows), and
+//   257.3 us (4.17 TB/s; torch's copy_ 253.7) when each block takes the next 32 KiB chunk from a
+//   counter (docs/runs/2026-12-01-h200-copy_patterns.json, scripts/copy_patterns.py). Static
 //   rows let the clusters drift apart, so the rows in flight spread over the tensor; taken from a
 //   counter they stay the lowest untaken ones. Here (staged_rows.cuh's dynamic_rows):
 //   1. the leader (rank 0, thread 0) issues the atomicAdd for row i + S + 1 at the start of row i
@@ -22,12 +23,23 @@
 //   The workspace: two unsigned a stream (op.py's dynamic_work), zeroed once, left zeroed by every
 //   launch that completes.
 // Why: v10 at 2048 x 131072 runs 282.0-284.6 us bf16 (0.88x a copy), 544.5-549.1 fp32 (0.92x); a
-//   static persistent copy loses 5-6% to a counter-driven one at the same bytes.
+//   static persistent copy loses 4-5% to a counter-driven one at the same bytes.
 // Predicted: bytes first: 2048 x 131072 bf16 1.07 GB (250 us at the copy rate), fp32 2.15 GB (500
-//   us). If v10 loses what the static copy loses (270 vs 258 us: 4.4%), bf16 ~271-273 us (0.92x),
+//   us). If v10 loses what the static copy loses (268.6 vs 257.3 us: 4.4%), bf16 ~271-273 us (0.92x),
 //   fp32 ~522-527. Cost: one atomic per row and cluster (2048 on one address over ~270 us: far
 //   below an L2 atomic unit's rate), a 4-byte push per block and row; S + 1 failed takes a cluster.
 //   Risk: the leader lagging its peers delays their refills (they wait for its push).
+// Measured (H200, one process each; docs/runs/2026-11-30-h200-sweep_membound_s8_dynamic.json, _dynamic2):
+//   2048 x 131072 bf16 276.4 / 275.9 us (v10 283.6 / 284.6 in the same run: -2.7%; 0.91x a copy),
+//   3 stages 278.6; 4096 x 65536 bf16 268.8 (v10 284.1, v4_dispatch's then v5 298.3: -10%); fp32
+//   2048 x 131072 549.6 / 546.9 (v10 547.0 / 548.7: the same). Knobs (_dynamic2): fp32 with 32
+//   values a thread in clusters of 16 (32 KiB shares, a 64 KiB ring, two or more blocks an SM)
+//   527.4 us (0.95x a copy; not v4's: 32 x 256 values cannot hold an fp32 row past 131072, and v4
+//   builds one knob set), bf16 there 315.4; clusters of 16 at 64 values 528-533 bf16 / 568-572
+//   fp32; 512 threads 325 / 610. The copy behind it (docs/runs/2026-12-01-h200-copy_patterns.json):
+//   264 blocks taking 32 KiB chunks from a counter 257.3 us, chunks c, c + 264, ... 268.6, whole
+//   256 KiB rows 271.6, 8 chunks a take 269.1; torch's copy_ 253.7. v4_dispatch routes bf16
+//   32769-262144 and fp32 65537-262144 here (full run at 2fe3158: bf16 2048 x 131072 275.6 us).
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
 //
 // Knobs: v10's (header values; op.py passes them as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM,
