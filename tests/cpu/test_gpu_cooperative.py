@@ -85,17 +85,18 @@ def test_launch_method_passes_the_flag(recorded):
     assert "is_cooperative" not in built[-1]
 
 
-def test_refused_cooperative_launch_names_it(recorded, monkeypatch):
+@pytest.mark.parametrize("flags,says", [({"cooperative": True}, "cooperative launch"),
+                                       ({"pdl": True}, r"programmatic \(pdl\) launch"),
+                                       ({}, "launch")])
+def test_refused_launch_names_the_kernel_and_its_kind(recorded, monkeypatch, flags, says):
     k, _, _ = recorded
 
     def refuse(stream, cfg, kern, *args):
         raise ValueError("The specified grid size (600) exceeds the limit (132)")
 
     monkeypatch.setattr(gpu_module, "_launch_fn", lambda: refuse)
-    with pytest.raises(LaunchError, match=r"fake_kernel: cooperative launch with grid=600 .*exceeds the limit"):
-        k(1, grid=600, block=544, cooperative=True)
-    with pytest.raises(LaunchError, match=r"fake_kernel: launch with grid=600"):
-        k(1, grid=600, block=544)
+    with pytest.raises(LaunchError, match=rf"fake_kernel: {says} with grid=600 .*exceeds the limit"):
+        k(1, grid=600, block=544, **flags)
 
 
 def test_pdl_builds_programmatic_serialization_and_plain_launches_do_not(recorded):
@@ -121,14 +122,3 @@ def test_pdl_without_cuda_core_support_names_the_fix(recorded, monkeypatch):
                                           r"cuda-core >= 1.2.*pip install -U cuda-core"):
         k(1, grid=1, block=32, pdl=True)
     k(1, grid=1, block=32)  # a plain launch still works with that cuda.core
-
-
-def test_refused_pdl_launch_names_it(recorded, monkeypatch):
-    k, _, _ = recorded
-
-    def refuse(stream, cfg, kern, *args):
-        raise ValueError("invalid argument")
-
-    monkeypatch.setattr(gpu_module, "_launch_fn", lambda: refuse)
-    with pytest.raises(LaunchError, match=r"fake_kernel: programmatic \(pdl\) launch with grid=1 .*invalid argument"):
-        k(1, grid=1, block=32, pdl=True)

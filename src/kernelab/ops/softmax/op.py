@@ -455,6 +455,14 @@ def bulk_defines(stages: int, threads: int, blocks_per_sm: int, min_cluster: int
             **({"SB_ELEMS": elems} if elems else {})}
 
 
+def bulk_ring_budget(cc: tuple[int, int], blocks_per_sm: int) -> int:
+    """Bytes of dynamic shared memory one block's ring may take with `blocks_per_sm` blocks an SM:
+    its share of the SM (less the driver's reserve) or the per-block opt-in limit, less the static
+    shared memory the kernels declare (v7-v12, bulk_plan / grid_groups_plan / group_regs_plan)."""
+    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
+    return min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+
+
 def bulk_stage_bytes(n: int, cluster: int, dtype: str) -> int:
     """Bytes of one stage: the widest chunk a row of n gives a block, ceil(ceil(n / V) / C) 16-byte
     vectors (the kernel checks its dynamic shared memory against the same formula)."""
@@ -469,8 +477,7 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
     share must also fit the registers, threads x elems values."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
-    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
-    budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+    budget = bulk_ring_budget(cc, blocks_per_sm)
     v = 16 // (4 if dtype == "float32" else 2)
     for c in BULK_CLUSTERS:
         stage = bulk_stage_bytes(n, c, dtype)
@@ -551,8 +558,7 @@ def sm_rows_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", chunk_kib
     a block may have); the kernel stages min(share, ring) and reads the rest through L2."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
-    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
-    budget = (min(per_block, per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX) // 16 * 16
+    budget = bulk_ring_budget(cc, 1) // 16 * 16
     ring = min(chunks * chunk_kib * 1024, budget)
     v = 16 // (4 if dtype == "float32" else 2)
     sizes = [c for c in SM_ROWS_CLUSTERS if c >= min_cluster]
@@ -645,8 +651,7 @@ def grid_groups_plan(n: int, m: int | None, cc: tuple[int, int], dtype: str = "b
     that fits, unsized (groups = 0)."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
-    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
-    budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+    budget = bulk_ring_budget(cc, blocks_per_sm)
     for stages in range(stages, 1, -1):  # the deepest ring (at most `@stages`) that some group holds
         fits = [c for c in GG_GROUPS if (not group or c == group) and stages * bulk_stage_bytes(n, c, dtype) <= budget]
         if fits:
@@ -715,8 +720,7 @@ def group_regs_plan(n: int, m: int | None, cc: tuple[int, int], dtype: str = "bf
     whose share fits the registers). m or sms None: the smallest C that fits, unsized (groups = 0)."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
-    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
-    budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - BULK_STATIC_MAX
+    budget = bulk_ring_budget(cc, blocks_per_sm)
     v = 16 // (4 if dtype == "float32" else 2)
     fits = [c for c in GG_GROUPS if (not group or c == group) and stages * bulk_stage_bytes(n, c, dtype) <= budget
             and bulk_stage_bytes(n, c, dtype) // 16 * v <= threads * elems]

@@ -17,26 +17,15 @@
 #include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), stage_share, dynamic_smem_size
 #include "group_exchange.cuh"
 
-#ifndef SB_STAGES
-#define SB_STAGES 3
-#endif
-#ifndef SB_THREADS
-#define SB_THREADS 512
-#endif
-#ifndef SB_BLOCKS_PER_SM
-#define SB_BLOCKS_PER_SM 1
-#endif
+#include "bulk_knobs.cuh"  // SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM (shared with v7)
 #ifndef SB_ELEMS
 #define SB_ELEMS 64
 #endif
 
-static_assert(SB_STAGES >= 2 && SB_STAGES <= 8, "SB_STAGES: 2..8 stages");
-static_assert(SB_THREADS == 128 || SB_THREADS == 256 || SB_THREADS == 512 || SB_THREADS == 1024,
-              "SB_THREADS: 128, 256, 512 or 1024");
 static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "softmax's staged rows (v10, v11) need sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
+#error "softmax's staged rows (v10-v12) need sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
 #endif
 
 namespace softmax {

@@ -70,15 +70,7 @@
 #include "cluster_exchange.cuh"
 #include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), sweep (read a staged share)
 
-#ifndef SB_STAGES
-#define SB_STAGES 3
-#endif
-#ifndef SB_THREADS
-#define SB_THREADS 512
-#endif
-#ifndef SB_BLOCKS_PER_SM
-#define SB_BLOCKS_PER_SM 1
-#endif
+#include "bulk_knobs.cuh"  // SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM (shared with v10-v12)
 #ifndef SB_STORE
 #define SB_STORE 0
 #endif
@@ -93,10 +85,7 @@
 #define SB_ABLATE 0
 #endif
 
-static_assert(SB_STAGES >= 2 && SB_STAGES <= 8, "SB_STAGES: 2..8 stages");
 static_assert(SB_STORE != 1 || SB_STAGES >= 3, "SB_STORE 1 refills a stage one row late: at least 3 stages");
-static_assert(SB_THREADS == 128 || SB_THREADS == 256 || SB_THREADS == 512 || SB_THREADS == 1024,
-              "SB_THREADS: 128, 256, 512 or 1024");
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "v7_bulk_smem needs sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
