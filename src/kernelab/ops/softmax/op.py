@@ -429,6 +429,17 @@ class BulkPlan(Plan):
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
 
 
+def check_ring_knobs(name: str, stages: int, threads: int, per_sm: int) -> None:
+    """The header knobs v7 / v10 / v11 / v12 share (bulk_knobs.cuh's macros), or a ValueError naming
+    the file and the allowed values."""
+    if not 2 <= stages <= 8:
+        raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
+    if threads not in BULK_THREADS:
+        raise ValueError(f"{name}: `@threads {threads}`: blocks of {', '.join(map(str, BULK_THREADS))} threads")
+    if not 1 <= per_sm <= 4 or per_sm * threads > 2048:
+        raise ValueError(f"{name}: `@blocks_per_sm {per_sm}`: 1 to 4 blocks an SM, at most 2048 threads")
+
+
 def bulk_knobs(variant) -> tuple[int, int, int, int, int]:
     """(stages, threads, blocks_per_sm, min_cluster, elems) from a bulk variant's header, checked.
     elems: v10's fp32 values a thread holds (its share must fit threads x elems); 0 for v7 (no limit)."""
@@ -438,12 +449,7 @@ def bulk_knobs(variant) -> tuple[int, int, int, int, int]:
     if elems not in BULK_ELEMS:
         raise ValueError(f"{name}: `@elems {elems}`: a thread holds {', '.join(map(str, BULK_ELEMS[1:]))} values "
                          f"(or none: leave `@elems` out)")
-    if not 2 <= stages <= 8:
-        raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
-    if threads not in BULK_THREADS:
-        raise ValueError(f"{name}: `@threads {threads}`: blocks of {', '.join(map(str, BULK_THREADS))} threads")
-    if not 1 <= per_sm <= 4 or per_sm * threads > 2048:
-        raise ValueError(f"{name}: `@blocks_per_sm {per_sm}`: 1 to 4 blocks an SM, at most 2048 threads")
+    check_ring_knobs(name, stages, threads, per_sm)
     if min_c not in BULK_CLUSTERS:
         raise ValueError(f"{name}: `@min_cluster {min_c}`: one of {', '.join(map(str, BULK_CLUSTERS))}")
     return stages, threads, per_sm, min_c, elems
@@ -699,12 +705,7 @@ def group_regs_knobs(variant) -> tuple[int, int, int, int, int]:
     """(stages, threads, blocks_per_sm, elems, group) from a group_regs variant's header, checked."""
     stages, threads, per_sm, elems = (variant.meta_int(k, d) for k, d in GR_DEFAULTS.items())
     name = variant.path.name
-    if not 2 <= stages <= 8:
-        raise ValueError(f"{name}: `@stages {stages}`: the ring holds 2 to 8 stages")
-    if threads not in BULK_THREADS:
-        raise ValueError(f"{name}: `@threads {threads}`: blocks of {', '.join(map(str, BULK_THREADS))} threads")
-    if not 1 <= per_sm <= 4 or per_sm * threads > 2048:
-        raise ValueError(f"{name}: `@blocks_per_sm {per_sm}`: 1 to 4 blocks an SM, at most 2048 threads")
+    check_ring_knobs(name, stages, threads, per_sm)
     if elems not in BULK_ELEMS[1:]:
         raise ValueError(f"{name}: `@elems {elems}`: a thread holds {', '.join(map(str, BULK_ELEMS[1:]))} values")
     return stages, threads, per_sm, elems, group_knob(variant)
