@@ -1,16 +1,17 @@
-// staged_rows.cuh: the row loop softmax v10_staged_regs and v11_group_regs share (sm_90+): a
-// block's share of each of its rows staged by a bulk copy in a ring of SB_STAGES stages of dynamic
-// shared memory, read once into SB_ELEMS fp32 registers a thread (one EX2 an element, the exps
-// kept), the stage refilled right after the block merge, then the C blocks' (max, sum) pairs
-// exchanged and the row written from registers. The two variants differ only in who the C blocks
-// of a row are and how they exchange (template argument X):
+// staged_rows.cuh: the row loop softmax v10_staged_regs, v11_group_regs and v12_dynamic_rows share
+// (sm_90+): a block's share of each of its rows staged by a bulk copy in a ring of SB_STAGES stages
+// of dynamic shared memory, read once into SB_ELEMS fp32 registers a thread (one EX2 an element,
+// the exps kept), the stage refilled right after the block merge, then the C blocks' (max, sum)
+// pairs exchanged and the row written from registers (one_row). The variants differ in who the C
+// blocks of a row are, how they exchange (template argument X) and which rows they take:
 //   Exchange::cluster (v10): a hardware cluster of C = 1, 2, 4, 8, 16; pairs pushed into every peer's
-//     shared memory by st.async, counted on an mbarrier (cluster_exchange.cuh);
+//     shared memory by st.async, counted on an mbarrier (cluster_exchange.cuh); rows q, q + Q, ...;
 //   Exchange::group (v11): C = 1..16 ordinary blocks of a cooperative grid; pairs stored in global
 //     memory and counted on the group's counter (group_exchange.cuh). Any C, so the groups fill
-//     every SM where clusters leave some idle (H200: clusters of 4 SMs fit on 120 of 132).
-// The knobs (SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS) are the variant's header values,
-// passed by op.py (bulk_defines); the defaults below are only for a bare compile.
+//     every SM where clusters leave some idle (H200: clusters of 4 SMs fit on 120 of 132);
+//   dynamic_rows (v12): v10's clusters, each cluster's next row taken from a global counter.
+// The knobs (SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM from bulk_knobs.cuh, SB_ELEMS) are the
+// variant's header values, passed by op.py (bulk_defines); the defaults are only for a bare compile.
 #pragma once
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
