@@ -14,6 +14,8 @@ Usage (GPU machine): SWEEP_SET=groups PYTHONPATH=src python3 scripts/sweep_membo
             and v4_dispatch at 2048 x 131072 bf16 / fp32 and 4096 x 65536 bf16, after the copy
             experiment (a counter-driven persistent copy 257.9 us vs a static one 269.7).
     dynamic2: v12's knobs at 2048 x 131072 (clusters of 16, 512 threads, 3 stages), fp32 first.
+    e32:    v4_dispatch with fp32 65537-131072 on v12's 32-value clusters of 16, against v12's default
+            and that knob set, fp32 2048 x 131072.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -114,7 +116,19 @@ def dynamic2_sweeps(selected):
     return out
 
 
+def e32_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    v12 = "v12_dynamic_rows"
+    return [Sweep("softmax", Case((2048, 131072), "float32"), "cold", Case((264, 131072), "float32"), P + [
+        Candidate("v4_dispatch", "existing", "v4_dispatch"),
+        Candidate(v12, "existing", v12),
+        Candidate(f"{v12} e32 c16", "new", v12, meta={"elems": "32", "min_cluster": "16"}),
+        Candidate("v4_dispatch again", "existing", "v4_dispatch"),
+    ])]
+
+
 sm.sweeps = {"groups": groups_sweeps, "groups2": groups2_sweeps, "pdl": pdl_sweeps, "dynamic": dynamic_sweeps,
-             "dynamic2": dynamic2_sweeps}[os.environ.get("SWEEP_SET", "groups")]
+             "dynamic2": dynamic2_sweeps, "e32": e32_sweeps}[os.environ.get("SWEEP_SET", "groups")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -282,7 +282,7 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     assert SOFTMAX.plan(v4, 65536, (9, 0), "float32").name == "softmax_pc_t256_c8"
     assert name(131072, (9, 0)) == "softmax_dy_c8"
     assert name(262144, (10, 0)) == "softmax_dy_c16"
-    assert SOFTMAX.plan(v4, 131072, (9, 0), "float32").name == "softmax_dy_c8"
+    assert SOFTMAX.plan(v4, 131072, (9, 0), "float32").name == "softmax_dy_e32_c16"  # 32 values a thread
     assert name(131072, (8, 0)) == "softmax_online_t512"
     assert name(32768, (8, 0)) == "softmax_block_t1024"
     assert name(300000, (9, 0)) == "softmax_online_t512"

@@ -214,12 +214,13 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs", "dynamic")
+              "grid_groups", "group_regs", "dynamic", "dynamic_e32")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
-# clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
+# clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
+# (v12 with DISPATCH_BULK_E32's). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
 # instances every strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
@@ -251,7 +252,7 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   fp32 65537-262144, so v4 holds one set of bulk instances.
 DISPATCH_SM90 = {
     "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "dynamic")),
-    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "persistent"),
+    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "persistent"), (131072, "dynamic_e32"),
                 (rows.MAX_CLUSTER_N, "dynamic")),
 }
 # v12_dynamic_rows's knobs for "dynamic" entries (v10's, which it keeps), (stages, threads,
@@ -260,6 +261,12 @@ DISPATCH_SM90 = {
 # on v10): 256 threads x 64 values, 2 stages (clusters of 8, 2 blocks an SM) bf16 282.0 us, fp32
 # 547.9; v5 294.2 / 568.0, v7 300.2 / 551.5. Session 8: 3 stages 278.6 / 551.6 vs 2's 276.4 / 549.6.
 DISPATCH_BULK = (2, 256, 1, 1, 64)
+# "dynamic_e32" entries: v12 in clusters of 16 (min_cluster) whose threads hold 32 values, built in
+# v4 as the softmax_dy_e32_c16_* instances (the other knobs are DISPATCH_BULK's, compiled in).
+# Session 8 (docs/runs/2026-11-30-h200-sweep_membound_s8_dynamic2.json, one process): fp32 2048 x
+# 131072 527.4 us vs 546.9 at DISPATCH_BULK's (0.95x a copy vs 0.92); bf16 315.4 (so not for bf16).
+# 32 x 256 values hold a 16th of a row of at most 131072: wider fp32 rows stay "dynamic".
+DISPATCH_BULK_E32 = (2, 256, 1, 16, 32)
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
 DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
@@ -503,9 +510,9 @@ _dynamic_work: dict = {}  # device -> int32[2 x DYNAMIC_SLOTS]
 _dynamic_slot: dict = {}  # (device, stream) -> slot
 
 
-def dynamic_plan(p: BulkPlan | None) -> BulkPlan | None:
-    """v12's instance for a v10 plan: the same geometry, the softmax_dy_ kernels (which take `work`)."""
-    return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", "softmax_dy_"))
+def dynamic_plan(p: BulkPlan | None, prefix: str = "softmax_dy_") -> BulkPlan | None:
+    """v12's instance for a v10 plan: the same geometry, the `prefix` kernels (which take `work`)."""
+    return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", prefix))
 
 
 def dynamic_work(device):
@@ -810,6 +817,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return packed_plan(n)
     if strategy == "dynamic":  # v12 with DISPATCH_BULK's knobs (v4 holds those instances)
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK))
+    if strategy == "dynamic_e32":  # v12, 32 values a thread in clusters of 16 (v4's softmax_dy_e32_c16_*)
+        return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_dy_e32_")
     raise ValueError(f"unknown softmax strategy {strategy!r}")
 
 

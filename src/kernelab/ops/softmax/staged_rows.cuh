@@ -41,13 +41,13 @@ extern __shared__ __align__(128) uint4 ring[];
 // Row `row`, the i-th of this block's loop, from stage i % S: the one sweep into registers, the
 // block merge, refill() (the caller's: the next row into the stage just freed), the exchange,
 // y from registers. The shared arrays are the caller's (one set per kernel).
-template <typename T, int C, Exchange X, typename Refill>
+template <typename T, int C, Exchange X, int E = SB_ELEMS, typename Refill>
 __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__ y, int N, int row, int i, unsigned rank,
                                         int stage_vecs, unsigned long long* full, float (*part_m)[SB_THREADS / 32],
                                         float (*part_s)[SB_THREADS / 32], float2 (*pairs)[C], unsigned long long* xbar,
                                         unsigned* __restrict__ counters, float2* __restrict__ slots, int q,
                                         Refill&& refill) {
-  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = SB_ELEMS / V;
+  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V;
   const int tid = threadIdx.x, lane = tid & 31, st = i % S;
   const T* xr = x + (size_t)row * N;
   T* yr = y + (size_t)row * N;
@@ -220,10 +220,12 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
 // Exit: before leaving, every block waits for the slots of rows i + 1 .. i + S (the pushes already
 //   made), so no st.async is in flight into a block that has gone. The last cluster to finish
 //   (work[1], counted after a fence) puts both counters back to 0 for the next launch on the stream.
-template <typename T, int C>
+// E: fp32 values a thread holds (default the SB_ELEMS knob; v4_dispatch also builds E = 32 clusters
+// of 16 for fp32 rows of up to 131072, beside the SB_ELEMS instances).
+template <typename T, int C, int E = SB_ELEMS>
 __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                                              unsigned* __restrict__ work) {
-  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = SB_ELEMS / V, R = 2 * S;
+  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V, R = 2 * S;
   static_assert(C == 1 || C == 2 || C == 4 || C == 8 || C == 16, "C is 1, 2, 4, 8 or 16 blocks a cluster");
   static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
@@ -301,7 +303,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     // runs under the row's sweep instead of stalling warp 0 before it.
     const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;
     const int st = i % S;
-    one_row<T, C, Exchange::cluster>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
+    one_row<T, C, Exchange::cluster, E>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
                                      nullptr, nullptr, 0, [&] {
       if (leader) hand(i + S + 1, next);
       if (tid == 0) {

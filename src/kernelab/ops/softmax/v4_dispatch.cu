@@ -14,7 +14,9 @@
 //     N <= 262144               v12_dynamic_rows (session 8): v10's clusters of 8-16 blocks of 256
 //                               threads, 2 stages of each block's share read once into registers,
 //                               each cluster's next row taken from a counter (2048 x 131072 bf16
-//                               276.4 us vs v10 283.6, fp32 549.6 vs 547.0-548.7: same);
+//                               276.4 us vs v10 283.6, fp32 549.6 vs 547.0-548.7: same); fp32 rows
+//                               of 65537-131072 in clusters of 16 holding 32 values a thread
+//                               (2048 x 131072 fp32 527.4 us vs 546.9 with 64 values);
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
 //   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
 //   in op.py ("persistent" in DISPATCH_SM90).
@@ -304,4 +306,11 @@ extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
 softmax_dy_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
 softmax_dy_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
+// DISPATCH_SM90 entries "dynamic_e32" (fp32 rows of 65537-131072): clusters of 16 whose threads hold
+// 32 values (32 KiB shares, 64 KiB rings, two or more blocks an SM). The bf16 twin is there so any
+// entry can be flipped to any strategy (tests/cpu/test_softmax_persistent.py).
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_e32_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, 32>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, 32>(x, y, M, N, work); }
 #endif
