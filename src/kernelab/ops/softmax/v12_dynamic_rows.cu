@@ -34,8 +34,8 @@
 //   3 stages 278.6; 4096 x 65536 bf16 268.8 (v10 284.1, v4_dispatch's then v5 298.3: -10%); fp32
 //   2048 x 131072 549.6 / 546.9 (v10 547.0 / 548.7: the same). Knobs (_dynamic2): fp32 with 32
 //   values a thread in clusters of 16 (32 KiB shares, a 64 KiB ring, two or more blocks an SM)
-//   527.4 us (0.95x a copy; not v4's: 32 x 256 values cannot hold an fp32 row past 131072, and v4
-//   builds one knob set), bf16 there 315.4; clusters of 16 at 64 values 528-533 bf16 / 568-572
+//   527.4 us (0.95x a copy; v4_dispatch's for fp32 rows of 65537-131072 since: 526.9 us in
+//   _e32.json; 32 x 256 values cannot hold a 16th of a wider row), bf16 there 315.4; clusters of 16 at 64 values 528-533 bf16 / 568-572
 //   fp32; 512 threads 325 / 610. The copy behind it (docs/runs/2026-12-01-h200-copy_patterns.json):
 //   264 blocks taking 32 KiB chunks from a counter 257.3 us, chunks c, c + 264, ... 268.6, whole
 //   256 KiB rows 271.6, 8 chunks a take 269.1; torch's copy_ 253.7. v4_dispatch routes bf16
