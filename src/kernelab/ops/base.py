@@ -299,6 +299,36 @@ def resident_blocks(kernel, block: int) -> int:
 _BUILTIN = Path(__file__).parent
 
 
+class StreamCounters:
+    """Zeroed int32 counters that kernels keep for themselves, `width` per (device, stream).
+
+    One array per device of `slots` x `width` int32, zeroed once when first asked for (normally on
+    an eager call, not inside a CUDA-graph capture, whose side stream would otherwise get the
+    allocation and a memset node); each stream gets its own slot, so launches in flight on
+    different streams never share counters (slots are reused past `slots` streams). The kernels
+    that use them leave them zero when they complete (sum v4's ticket wraps, softmax v12's last
+    cluster resets), so no launch needs a memset and a graph replays with the same pointer."""
+
+    def __init__(self, width: int, slots: int = 256):
+        self.width, self.slots = width, slots
+        self._arrays: dict = {}  # device -> int32[slots x width]
+        self._slot: dict = {}  # (device, stream) -> slot
+
+    def __call__(self, device):
+        """This stream's `width` counters on `device` (a view into the device's array)."""
+        import torch
+
+        key = str(device)
+        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        arr = self._arrays.get(key)
+        if arr is None:
+            arr = self._arrays[key] = torch.zeros(self.slots * self.width, dtype=torch.int32, device=device)
+        slot = self._slot.get((key, stream))
+        if slot is None:
+            slot = self._slot[(key, stream)] = sum(1 for d, _ in self._slot if d == key) % self.slots
+        return arr[slot * self.width:(slot + 1) * self.width]
+
+
 def _load_op(folder: Path) -> OpSpec:
     op_py = folder / "op.py"
     if folder.parent == _BUILTIN:

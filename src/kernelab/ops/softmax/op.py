@@ -31,7 +31,7 @@ import dataclasses
 import functools
 
 from kernelab.check.inputs import DTYPES
-from kernelab.ops.base import Case, OpSpec, Work
+from kernelab.ops.base import Case, OpSpec, StreamCounters, Work
 
 from . import rows
 from .rows import Plan
@@ -501,33 +501,14 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
 
 
 # ---- v12_dynamic_rows' work counters --------------------------------------------------------------
-# Two unsigned a (device, stream): rows taken and clusters finished. Zeroed once when allocated;
-# every launch that completes leaves them zero (the last cluster resets them), so launches on one
-# stream reuse them with no memset and a CUDA graph replays with the same pointer. Allocate on an
-# eager call first (as sum's ticket): a first call inside a capture would allocate there.
-DYNAMIC_SLOTS = 256
-_dynamic_work: dict = {}  # device -> int32[2 x DYNAMIC_SLOTS]
-_dynamic_slot: dict = {}  # (device, stream) -> slot
+# Two int32 a (device, stream): rows taken and clusters finished (base.StreamCounters: zeroed once,
+# left zero by every launch that completes, as the last cluster resets them).
+dynamic_work = StreamCounters(width=2)
 
 
 def dynamic_plan(p: BulkPlan | None, prefix: str = "softmax_dy_") -> BulkPlan | None:
     """v12's instance for a v10 plan: the same geometry, the `prefix` kernels (which take `work`)."""
     return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", prefix))
-
-
-def dynamic_work(device):
-    """v12's two counters for torch's current stream on `device` (a view of 2 int32, zero)."""
-    import torch
-
-    key = str(device)
-    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-    arr = _dynamic_work.get(key)
-    if arr is None:
-        arr = _dynamic_work[key] = torch.zeros(2 * DYNAMIC_SLOTS, dtype=torch.int32, device=device)
-    slot = _dynamic_slot.get((key, stream))
-    if slot is None:
-        slot = _dynamic_slot[(key, stream)] = sum(1 for d, _ in _dynamic_slot if d == key) % DYNAMIC_SLOTS
-    return arr[2 * slot:2 * slot + 2]
 
 
 # ---- v8_sm_rows' instances ---------------------------------------------------------------------

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 
 from kernelab.gpu import Arch
-from kernelab.ops.base import Case, OpSpec, Work, resident_blocks
+from kernelab.ops.base import Case, OpSpec, StreamCounters, Work, resident_blocks
 
 PRIME = 1_000_003
 
@@ -172,30 +172,9 @@ class Sum(OpSpec):
                                      block=variant.meta_int("finish_block", 1024), pdl=pdl)
 
 
-_TICKET_SLOTS = 256
-_tickets: dict = {}  # device -> int32[_TICKET_SLOTS], zeroed once
-_ticket_slot: dict = {}  # (device, stream) -> slot
-
-
-def _ticket(device):
-    """The ticket counter of `finish ticket` kernels for torch's current stream on `device`.
-
-    One zeroed int32 array per device, allocated on the first call (normally an eager call, so
-    not inside a CUDA-graph capture, whose side stream would otherwise get a fresh counter and a
-    memset node in the graph); each stream gets its own slot, so launches in flight on different
-    streams do not share a counter (up to 256 streams per device; slots are then reused). A kernel
-    leaves its counter at 0 when it completes."""
-    import torch
-
-    key_dev = str(device)
-    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-    arr = _tickets.get(key_dev)
-    if arr is None:
-        arr = _tickets[key_dev] = torch.zeros(_TICKET_SLOTS, dtype=torch.int32, device=device)
-    slot = _ticket_slot.get((key_dev, stream))
-    if slot is None:
-        slot = _ticket_slot[(key_dev, stream)] = sum(1 for d, _ in _ticket_slot if d == key_dev) % _TICKET_SLOTS
-    return arr[slot:slot + 1]
+# The ticket counter of `finish ticket` kernels (v4): one int32 per device and stream, zeroed once,
+# left at 0 by every launch (atomicInc wraps when the last ticket is drawn).
+_ticket = StreamCounters(width=1)
 
 
 OP = Sum()
