@@ -40,10 +40,10 @@ def _all_variants(include_wrong=True):
 
 def test_variants_are_discovered_in_order():
     assert [v.name for v in SUM.variants()] == ["v0_smem_tree", "v1_warp_shuffle", "v2_vec_persistent", "v3_oneshot",
-                                                "v4_ticket", "v5_pdl_finish"]
+                                                "v4_ticket", "v5_pdl_finish", "v6_ticket_chunks"]
     assert [v.name for v in TRANSPOSE.variants()] == ["v0_naive", "v1_smem_tiled", "v2_smem_padded", "v3_vec_swizzle",
                                                       "v4_grouped_order", "v5_tma_tiles",
-                                                      "v6_register_blocks"]
+                                                      "v6_register_blocks", "v7_ticket_tiles"]
     assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load",
                                                  "v4_oneshot_rows", "v5_short_fit"]
     for name in MINE:
@@ -420,6 +420,8 @@ def test_transpose_grids_cover_the_matrix(case, monkeypatch):
     for v in TRANSPOSE.variants():
         if "tma" in v.meta:  # takes tensor maps, launched by its .py (tests/cpu/test_transpose_tma.py)
             continue
+        if "tiles" in v.meta:  # v7: a persistent grid and a counter argument (tests/cpu/test_transpose_v7.py)
+            continue
         calls, inputs, outputs = _launch(TRANSPOSE, v, case, monkeypatch)
         ((name, args, grid, block),) = calls
         src, out, rows, cols, ld = args
@@ -636,8 +638,9 @@ def test_every_kernel_compiles_without_spills(arch):
             assert r.spills == 0 and r.stack_frame == 0, f"{v.id} {k} [{arch}]: {r}"
             # transpose v4's bf16 kernel holds 8 vectors a thread (128 x 128 tiles) and sizes its
             # register budget to the blocks that fit: 3 per SM (85 registers) in sm_80 builds, which
-            # budget 1536 threads, 4 (64) on sm_90 and later (2048).
-            limit = 85 if (v.id, k) == ("transpose/v4_grouped_order", "transpose_bf16") else 64
+            # budget 1536 threads, 4 (64) on sm_90 and later (2048). v7 runs v4's tile code.
+            v4_tiles = v.id in ("transpose/v4_grouped_order", "transpose/v7_ticket_tiles")
+            limit = 85 if v4_tiles and k == "transpose_bf16" else 64
             assert 0 < r.registers <= limit, f"{v.id} {k} [{arch}]: {r.registers} registers"
 
 
@@ -673,8 +676,12 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
             assert m.ldl == 0 and m.stl == 0, f"{v.id} {k} [{arch}]: local memory"
             # Every variant is deterministic: no float atomics. A `@finish ticket` kernel (sum v4)
             # takes exactly one integer ticket per block (ATOMG.E.INC), which picks the block that
-            # adds the partials, not their order.
-            allowed = 1 if v.meta.get("finish") == "ticket" else 0
+            # adds the partials, not their order; a `@grid tickets` pass (sum v6) one integer
+            # atomicAdd per chunk (ATOMG.E.ADD), which picks the block that sums a chunk (its finish none).
+            ticket_pass = v.meta.get("grid") == "tickets" and k != v.meta.get("finish")
+            allowed = 1 if v.meta.get("finish") == "ticket" or ticket_pass else 0
+            if "tiles" in v.meta:  # `@tiles tickets` (transpose v7): the tile ticket and the finished-block count
+                allowed = 2
             assert m.atomics == allowed, f"{v.id} {k} [{arch}]: {m.atomics} atomics, expected {allowed}"
         if v.wrong:
             continue
@@ -691,8 +698,8 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
     assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "gelu_bias/v3_early_load",
                                    "gelu_bias/v4_oneshot_rows", "gelu_bias/v5_short_fit",
                                    "sum/v2_vec_persistent", "sum/v3_oneshot",
-                                   "sum/v4_ticket", "sum/v5_pdl_finish", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
-                                   "transpose/v6_register_blocks"]
+                                   "sum/v4_ticket", "sum/v5_pdl_finish", "sum/v6_ticket_chunks", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
+                                   "transpose/v6_register_blocks", "transpose/v7_ticket_tiles"]
 
 
 def _loop_per_vector(variant, kernel, arch="sm_90"):

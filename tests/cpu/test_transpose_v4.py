@@ -171,7 +171,7 @@ def test_defines_of_v0_to_v3_are_unchanged_and_v4_tiles_per_dtype():
         if "tma" in v.meta:  # v5's ring and grid knobs: tests/cpu/test_transpose_tma.py
             continue
         d = OP.defines(v)
-        per_dtype_tiles = v.name in ("v4_grouped_order", "v6_register_blocks")
+        per_dtype_tiles = v.name in ("v4_grouped_order", "v6_register_blocks", "v7_ticket_tiles")
         bf16_keys = {"TILE_ROWS_BF16", "TILE_COLS_BF16"} if per_dtype_tiles else set()
         assert set(d) == {"BLOCK", "TILE_ROWS", "TILE_COLS"} | bf16_keys, v.name  # v0-v3: cache keys as before
     v = dataclasses.replace(V4, meta={**V4.meta, "tile_rows_bf16": "128", "tile_cols_bf16": "32"})

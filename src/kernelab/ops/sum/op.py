@@ -10,8 +10,10 @@ a given GPU and n. v0 and v1 run themselves again on their partials until one is
 (`@finish recursive`); v2 runs a one-block kernel over its few hundred partials
 (`@finish sum_finish`), v3 (a one-shot grid: one partial per 2^13 fp32 / 2^14 bf16 elements)
 a vectorised one, which v5 launches as a programmatic dependent launch (sm_90+: it waits for the
-pass on chip, not for a launch). The workspace is allocated in the launch on the inputs' device, on torch's
-current stream: the outputs handed to `launch` are only what the checker poisons.
+pass on chip, not for a launch); v6 sums v3's chunks (the same partials, bit for bit) with a
+persistent grid whose blocks take the next chunk from an integer counter. The workspace is
+allocated in the launch on the inputs' device, on torch's current stream: the outputs handed to
+`launch` are only what the checker poisons.
 
 Tolerance. fp32 rounding in a sum is bounded by depth x eps x sum|x_i|, so with zero-mean
 inputs (|sum| ~ sqrt(n) x sigma, far below sum|x_i| ~ n x sigma) a relative tolerance would
@@ -106,6 +108,9 @@ class Sum(OpSpec):
     #   @bytes_per_thread B    with @grid persistent: the cap counts B / itemsize elements per thread per step
     #   @grid oneshot          pass-1 grid = ceil(n / (N x U x 16 / itemsize)): each block sums U
     #   @vectors_per_thread U  16-byte vectors per thread once (also passed to the kernel as -DVECS)
+    #   @grid tickets          oneshot's chunks (one partial each), summed by a persistent grid (resident
+    #                          blocks, capped by the chunks) that takes chunks from a counter:
+    #                          kernel(x, partials, counter, n, chunks), then finish K(partials, out, chunks, counter)
     #   @finish recursive      reduce the partials with this module's sum_f32 until one is left
     #   @finish K              one launch of kernel K(partials, out, count) with @finish_block threads
     #   @finish ticket         one launch: kernel(x, partials, ticket, out, n); its last block adds the partials
@@ -129,8 +134,9 @@ class Sum(OpSpec):
         if variant.meta.get("grid") == "persistent":
             per_thread = variant.meta_int("bytes_per_thread", 16) // x.element_size()
             grid = max(1, min(math.ceil(n / (block * per_thread)), resident_blocks(kernel, block)))
-        elif variant.meta.get("grid") == "oneshot":
+        elif variant.meta.get("grid") in ("oneshot", "tickets"):
             # n / V vectors bound the whole vectors after any head, so this covers them all.
+            # (`tickets`: the chunk count; _launch_tickets sizes the persistent grid.)
             per_block = block * variant.meta_int("vectors_per_thread") * (16 // x.element_size())
             grid = max(1, math.ceil(n / per_block))
         else:
@@ -153,6 +159,12 @@ class Sum(OpSpec):
         if grid >= 2**32:
             raise ValueError(f"sum: n = {n} needs {grid} blocks of {variant.name}; the partial count is a 32-bit "
                              f"int. Fix: sum in pieces of at most 2^40 elements")
+        # `@finish_pdl yes` (v5, v6): the finish as a programmatic dependent launch where the build has
+        # griddepcontrol (sm_90+; older builds compile the hooks out and launch as v3).
+        pdl = variant.meta.get("finish_pdl", "no").split()[0] == "yes" and Arch.parse(kernel.module.compiled.arch).cc >= (9, 0)
+        if variant.meta.get("grid") == "tickets":
+            self._launch_tickets(kernel, variant, x, dst_final, n, chunks=grid, block=block, finish=finish, pdl=pdl)
+            return
         if finish == "ticket":
             # One launch (v4): the last block to draw a ticket adds the partials. The counter is
             # the launch's only state: one int per device and stream (_ticket), zeroed once, reset
@@ -165,16 +177,42 @@ class Sum(OpSpec):
             return
         partials = torch.empty(grid, dtype=torch.float32, device=x.device)
         kernel(x, partials, n, grid=grid, block=block)
-        # `@finish_pdl yes` (v5): the finish as a programmatic dependent launch where the build has
-        # griddepcontrol (sm_90+; older builds compile the hooks out and launch as v3).
-        pdl = variant.meta.get("finish_pdl", "no").split()[0] == "yes" and Arch.parse(kernel.module.compiled.arch).cc >= (9, 0)
         kernel.module.kernel(finish)(partials, dst_final, grid, grid=1,
+                                     block=variant.meta_int("finish_block", 1024), pdl=pdl)
+
+    @staticmethod
+    def ticket_grid(kernel, block: int, chunks: int) -> int:
+        """`@grid tickets`: the pass's blocks, the GPU's resident blocks capped by the chunk count."""
+        return max(1, min(chunks, resident_blocks(kernel, block)))
+
+    def _launch_tickets(self, kernel, variant, x, dst_final, n, chunks, block, finish, pdl):
+        """`@grid tickets` (v6): `chunks` one-shot chunks (one partial each, as `@grid oneshot`'s blocks)
+        summed by ticket_grid() blocks that take chunks from this stream's counter (_chunk_counter),
+        then the finish, which also zeroes the counter after its griddepcontrol.wait (sm_90+) or in
+        stream order (older builds). The counter is never memset here: graph replays reuse it."""
+        import torch
+
+        if chunks > 2**31:  # the pass's chunk indices (blocks + tickets, < 2 x chunks) are 32-bit
+            raise ValueError(f"sum: n = {n} makes {chunks} chunks for {variant.name}, over 2^31. "
+                             f"Fix: sum in pieces of at most 2^44 elements")
+        counter = _chunk_counter(x.device)
+        grid = self.ticket_grid(kernel, block, chunks)
+        if chunks == 1:  # one chunk, one block, no ticket (the counter stays 0): its partial is the answer
+            kernel(x, dst_final, counter, n, 1, grid=1, block=block)
+            return
+        partials = torch.empty(chunks, dtype=torch.float32, device=x.device)
+        kernel(x, partials, counter, n, chunks, grid=grid, block=block)
+        kernel.module.kernel(finish)(partials, dst_final, chunks, counter, grid=1,
                                      block=variant.meta_int("finish_block", 1024), pdl=pdl)
 
 
 # The ticket counter of `finish ticket` kernels (v4): one int32 per device and stream, zeroed once,
 # left at 0 by every launch (atomicInc wraps when the last ticket is drawn).
 _ticket = StreamCounters(width=1)
+# The chunk counter of `@grid tickets` kernels (v6): one per device and stream, zeroed once, set back
+# to 0 by each launch's finish. Its own arrays, not v4's: neither kernel then depends on the other
+# leaving a shared slot at 0.
+_chunk_counter = StreamCounters(width=1)
 
 
 OP = Sum()

@@ -80,7 +80,7 @@ __device__ __forceinline__ void ticket_sum(const T* __restrict__ x, float* __res
                                            unsigned int* __restrict__ ticket, float* __restrict__ out,
                                            unsigned long long n) {
   const unsigned tid = threadIdx.x;
-  float total = chunk_sum<T>(x, n);  // v3's one-shot chunk
+  float total = chunk_sum<T>(x, n, blockIdx.x);  // v3's one-shot chunk
   total = block_sum<BLOCK>(total);  // valid in thread 0
   if (gridDim.x == 1) {  // one block: its sum is the answer, no ticket
     if (tid == 0) out[0] = total;

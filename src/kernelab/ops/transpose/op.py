@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kernelab.ops.base import Case, OpSpec, Variant, Work
+from kernelab.ops.base import Case, OpSpec, StreamCounters, Variant, Work, resident_blocks
 
 # Largest gridDim.y; the kernels loop over row tiles beyond it, so any R works.
 MAX_GRID_Y = 65535
@@ -108,7 +108,10 @@ class Transpose(OpSpec):
     #   @tile_cols C    columns of m per block tile
     #   @tile_rows_bf16, @tile_cols_bf16   optional: the bf16 kernel's tile when it differs
     #                   (macros TILE_ROWS_BF16 / TILE_COLS_BF16; only variants that read them)
-    # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond).
+    #   @tiles tickets  optional (v7): a persistent grid whose blocks take tiles from a counter; the
+    #                   kernels take one more argument, `unsigned* work` (tile_tickets below)
+    # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond); with
+    # `@tiles tickets`, 1-D: the blocks the GPU holds at once, at most one per tile.
     def defines(self, variant):
         d = {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
              "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols")}
@@ -151,8 +154,26 @@ class Transpose(OpSpec):
                              f"{tuple(out.shape)} with strides {tuple(out.stride())}")
         tile_rows, tile_cols = self.tile(variant, case.dtype)
         grid_x = math.ceil(cols / tile_cols)
-        grid_y = min(math.ceil(rows / tile_rows), MAX_GRID_Y)
-        kernel(src, out, rows, cols, ld, grid=(grid_x, grid_y), block=variant.meta_int("block"))
+        grid_y = math.ceil(rows / tile_rows)
+        block = variant.meta_int("block")
+        if takes_tickets(variant):
+            # v7: persistent blocks take the tiles after their first from work[0] and leave both
+            # counters zero when the grid completes (no memset, so a CUDA graph replays as is).
+            grid = min(grid_x * grid_y, resident_blocks(kernel, block))
+            kernel(src, out, rows, cols, ld, tile_tickets(m.device), grid=grid, block=block)
+            return
+        kernel(src, out, rows, cols, ld, grid=(grid_x, min(grid_y, MAX_GRID_Y)), block=block)
+
+
+def takes_tickets(variant: Variant) -> bool:
+    """`@tiles tickets` (v7_ticket_tiles): tiles handed out by a counter, the kernels take `work`."""
+    return variant.meta.get("tiles", "").split()[:1] == ["tickets"]
+
+
+# v7_ticket_tiles' counters: two int32 a (device, stream), tiles taken and blocks finished
+# (base.StreamCounters: zeroed once, left zero by every launch that completes, as the last block
+# to finish resets them).
+tile_tickets = StreamCounters(width=2)
 
 
 def row_major_span(m):
