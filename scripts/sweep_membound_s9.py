@@ -10,7 +10,12 @@ Usage (GPU machine): SWEEP_SET=tickets PYTHONPATH=src python3 scripts/sweep_memb
             tiles taken from a counter) against v4 at 16384^2 fp32 / bf16, each existing one timed
             twice (before and after) to show the run's drift.
     small:  transpose 256 x 512 in graph mode (the 1.1x-of-torch target: v2 was 1.11x torch.compile's
-            time in bf16): v2, v3, v4 at small tiles, v7, peers timed twice.
+            time in bf16): v2, v3, v4 at small tiles, v7, v8_lean_tiles and its block sizes, peers timed
+            twice. Earlier forms of this set: -s9_small.json (before v8); -s9_small3.json (session 10)
+            timed a first v8, v8_direct_small (no tile and no barrier: each thread gathered 16-byte
+            vectors of out from V element loads down a column of m; 1.69 us bf16, 1.91 fp32, slower
+            than v2 at every knob, deleted), and v2's block and tile knobs (block 512 1.430 us bf16 vs
+            v2's 1.438; nothing else faster).
     peers:  the cases whose best variant sat within 1% of its best peer (layernorm fp32, rmsnorm bf16 /
             fp32 at 32768 x 8192), timed alternately (peer, ours, peer again, ours again) so the
             ratio is paired rather than read across runs.
@@ -56,14 +61,26 @@ def small_sweeps(selected):
         small = Case((256, 512), dt)
         tiles = ({"tile_rows_bf16": "64", "tile_cols_bf16": "64"} if dt == "bfloat16"
                  else {"tile_rows": "32", "tile_cols": "32", "block": "128"})
+        # v8_lean_tiles at 64 threads (fp32 4 vectors a thread, bf16 2); 256 would leave bf16 half a vector
+        # and its experiment knobs (session 10: v8 issues 2.4x fewer instructions than v2 in bf16 and runs no
+        # faster): the load torch.compile's kernel issues (LD_KIND 2: L2 evict_last) or a plain one (1), and
+        # Triton's block order (ORDER 1: consecutive blocks down one column tile)
+        # and at the other block size (its header: fp32 128 threads, bf16 64; 2 vectors a thread each)
+        v8_knobs = [("block 128", {"block_bf16": "128"})] if dt == "bfloat16" else [("block 64", {"block": "64"})]
+        v8_defines = [("plain loads", {"LD_KIND": "1"}), ("evict_last loads", {"LD_KIND": "2"}),
+                      ("column order", {"ORDER": "1"}), ("column order evict_last", {"ORDER": "1", "LD_KIND": "2"})]
         out.append(Sweep("transpose", small, "graph", small, P + [
             Candidate("v2_smem_padded", "existing", "v2_smem_padded"),
             Candidate("v3_vec_swizzle", "existing", "v3_vec_swizzle"),
             Candidate("v4_grouped_order", "existing", "v4_grouped_order"),
             Candidate("v4_grouped_order small tiles", "new", "v4_grouped_order", meta=tiles),
             Candidate("v7_ticket_tiles", "new", "v7_ticket_tiles"),
+            Candidate("v8_lean_tiles", "new", "v8_lean_tiles"),
+            *[Candidate(f"v8_lean_tiles {label}", "new", "v8_lean_tiles", meta=meta) for label, meta in v8_knobs],
+            *[Candidate(f"v8_lean_tiles {label}", "new", "v8_lean_tiles", defines=d) for label, d in v8_defines],
             Candidate("torch again", "peer"), Candidate("torch.compile again", "peer"),
-            Candidate("v2_smem_padded again", "existing", "v2_smem_padded")]))
+            Candidate("v2_smem_padded again", "existing", "v2_smem_padded"),
+            Candidate("v8_lean_tiles again", "new", "v8_lean_tiles")]))
     return out
 
 

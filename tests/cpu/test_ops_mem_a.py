@@ -43,7 +43,7 @@ def test_variants_are_discovered_in_order():
                                                 "v4_ticket", "v5_pdl_finish", "v6_ticket_chunks"]
     assert [v.name for v in TRANSPOSE.variants()] == ["v0_naive", "v1_smem_tiled", "v2_smem_padded", "v3_vec_swizzle",
                                                       "v4_grouped_order", "v5_tma_tiles",
-                                                      "v6_register_blocks", "v7_ticket_tiles"]
+                                                      "v6_register_blocks", "v7_ticket_tiles", "v8_lean_tiles"]
     assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load",
                                                  "v4_oneshot_rows", "v5_short_fit"]
     for name in MINE:
@@ -61,8 +61,9 @@ def test_headers_say_what_changed_why_predicted_and_where_measured(op_name):
         if v.number:
             assert f"What changed from v{v.number - 1}" in v.header or f"v{v.number - 1} with" in v.summary, v.name
         assert "Why" in v.header, v.name
-        # gelu_bias v3 and v5 and transpose v6 run 128-thread blocks (the graph-mode small shapes); the rest 256.
-        small = v.id in ("gelu_bias/v3_early_load", "gelu_bias/v5_short_fit", "transpose/v6_register_blocks")
+        # gelu_bias v3 and v5 and transpose v6 and v8 run 128-thread blocks (the graph-mode small shapes); the rest 256.
+        small = v.id in ("gelu_bias/v3_early_load", "gelu_bias/v5_short_fit", "transpose/v6_register_blocks",
+                         "transpose/v8_lean_tiles")
         assert v.meta_int("block") == (128 if small else 256), v.name
 
 
@@ -425,7 +426,7 @@ def test_transpose_grids_cover_the_matrix(case, monkeypatch):
         calls, inputs, outputs = _launch(TRANSPOSE, v, case, monkeypatch)
         ((name, args, grid, block),) = calls
         src, out, rows, cols, ld = args
-        assert (rows, cols) == case.shape and block == (v.meta_int("block"),)
+        assert (rows, cols) == case.shape and block == (v.meta_int_for("block", case.dtype),)  # v8: @block_bf16
         assert ld == inputs["m"].stride(0) if rows > 1 else ld == cols
         assert src.data_ptr() == inputs["m"].data_ptr() and out.data_ptr() == outputs["out"].data_ptr()
         assert src.numel() == (rows - 1) * ld + cols
@@ -654,6 +655,7 @@ def test_transpose_tiles_are_what_the_headers_say():
     assert sizes["v2_smem_padded"] == (32 * 33 * 4, 32 * 33 * 2)  # one column
     assert sizes["v3_vec_swizzle"] == (64 * 64 * 4, 64 * 64 * 2)  # swizzled, not padded
     assert sizes["v4_grouped_order"] == (64 * 64 * 4, 128 * 128 * 2)  # v3's fp32 tiles; bf16 128 x 128
+    assert sizes["v8_lean_tiles"] == (32 * 33 * 4, 32 * 34 * 2)  # bf16 rows padded by two: 4-byte pair stores
 
 
 def _mix(op, v, arch):
@@ -699,7 +701,8 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
                                    "gelu_bias/v4_oneshot_rows", "gelu_bias/v5_short_fit",
                                    "sum/v2_vec_persistent", "sum/v3_oneshot",
                                    "sum/v4_ticket", "sum/v5_pdl_finish", "sum/v6_ticket_chunks", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
-                                   "transpose/v6_register_blocks", "transpose/v7_ticket_tiles"]
+                                   "transpose/v6_register_blocks", "transpose/v7_ticket_tiles",
+                                   "transpose/v8_lean_tiles"]
 
 
 def _loop_per_vector(variant, kernel, arch="sm_90"):

@@ -1,0 +1,192 @@
+// v8_lean_tiles: v2's 32 x 32 shared-memory tile with 16-byte global accesses and the fewest
+// instructions per element: for the small, L2-resident shapes that run in graph mode, where a
+// kernel's time past the launch is the issue slots of its longest warp, not its bytes.
+//
+// What changed from v7: v3-v7 are built for bandwidth; this starts again from v2, the best at
+//   256 x 512 until now, and cuts its instructions: (1) 128 threads a block and each moves whole
+//   16-byte vectors: a tile is 32 rows x 32 / V vectors (V = 4 fp32, 8 bf16): 2 vectors a thread
+//   in fp32, 1 in bf16 (v2: 256 threads, 4 element loads and 4 element stores each); (2) the
+//   tile's addresses are 64-bit once a block (the tile's corner), a thread's offsets one wide
+//   multiply-add each; no bounds checks on tiles inside the matrix (edge tiles and unaligned
+//   views take v2's element path); (3) the barrier that ends a tile runs only when the block
+//   has another row tile (rows beyond 65535 row tiles).
+// Why: ncu on the H200 (session 10, 256 x 512 bf16, scripts/probe_small_transpose.py): v2 issues
+//   133 warp instructions a warp over 1024 warps (136,192), the kernel torch.compile generates
+//   (Triton: 128 blocks of 128 threads, 16-byte loads and stores through a 32 x 32 tile) 53
+//   over 512 (27,136): 5x fewer. On 132 SMs that is ~266 vs ~53 issue cycles a scheduler, and
+//   the ~0.14 us (~280 cycles at 1.98 GHz) between v2's 1.44 us and torch.compile's 1.30 us in
+//   graph mode (docs/runs/2026-12-01-h200-sweep_membound_s9_small3.json) is about that. A
+//   near-empty kernel takes 1.06 us a replay (launch_overhead), so 256 x 512 leaves ~0.24 us
+//   for torch.compile's body and ~0.38 us for v2's.
+// Banks (32 banks x 4 bytes): fp32 tile[32][33]: element e of thread (i, jv)'s vector goes to word
+//   33 i + 4 jv + e, bank (i + 4 jv + e) mod 32: a warp's 4 rows x 8 vectors hit 32 banks; the
+//   gather reads tile[4 iv + e][j] at bank (4 iv + e + j) mod 32: 32 banks again. bf16
+//   tile[32][34] (17 words a row; 4-byte pair stores need an even pad): pair k of (i, jv) at word
+//   17 i + 4 jv + k: a warp's 8 rows x 4 vectors meet 2 ways in some banks (a pad cannot separate
+//   both phases in bf16); the 2-byte gather reads 16 distinct words, two lanes a word: no conflict.
+// Predicted: ~55-60 warp instructions a warp in bf16 (ncu), 256 x 512 in graph mode ~1.30-1.35 us
+//   in both dtypes (v2: 1.44 / 1.48), within 1.05x torch.compile. At 16384^2 fp32 ~0.85-0.9x a
+//   copy (32 x 32 tiles: 4 KB a barrier; v4's job).
+// Measured: BENCHMARKS.md, transpose rows (full runs).
+//
+// @block 128
+// @block_bf16 64
+// @tile_rows 32
+// @tile_cols 32
+// @access_bytes 16 (loads of m and stores of out, on tiles inside the matrix of 16-byte aligned rows)
+#include <cuda_bf16.h>
+
+#ifndef BLOCK
+#define BLOCK 128
+#endif
+#ifndef BLOCK_BF16
+#define BLOCK_BF16 64
+#endif
+#ifndef TILE_ROWS
+#define TILE_ROWS 32
+#endif
+#ifndef TILE_COLS
+#define TILE_COLS 32
+#endif
+#ifndef LD_KIND
+#define LD_KIND 0  // 16-byte loads of m: 0 ld.global.nc (grouped_tiles.cuh's load16), 1 ld.global,
+                   // 2 ld.global with an L2 evict_last policy (what torch.compile's Triton kernel issues)
+#endif
+#ifndef ORDER
+#define ORDER 0  // 0: blockIdx.x walks column tiles (op.py's grid); 1: consecutive blocks walk down the
+                 // row tiles of one column tile (Triton's order here), when the grid holds every row tile
+#endif
+#include "grouped_tiles.cuh"  // load16, pack (v4's)
+
+__device__ __forceinline__ uint4 ld_global_v4(const void* p) {
+#if LD_KIND == 0
+  return load16(p);
+#else
+  uint4 r;
+#if LD_KIND == 1
+  asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+#elif LD_KIND == 2
+  asm volatile(
+      "{\n .reg .b64 policy;\n createpolicy.fractional.L2::evict_last.b64 policy, 1.0;\n"
+      " ld.global.L1::evict_last.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], policy;\n}"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+#else
+#error "LD_KIND must be 0, 1 or 2"
+#endif
+  return r;
+#endif
+}
+
+// One 16-byte store. grouped_tiles.cuh's store16 (a uint4 assignment) came out of NVRTC as four
+// 4-byte STG.E here, the vector gathered from shared memory split back into its words (SASS,
+// sm_80 and sm_90); the PTX instruction cannot be split.
+__device__ __forceinline__ void st_global_v4(void* p, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+template <typename B, unsigned BLOCK_SIZE>
+struct Lean {
+  static constexpr unsigned TILE = 32;
+  static_assert(TILE_ROWS == TILE && TILE_COLS == TILE, "v8: 32 x 32 tiles");
+  static constexpr unsigned V = 16 / sizeof(B);      // elements of a 16-byte vector: 4 fp32, 8 bf16
+  static constexpr unsigned VPR = TILE / V;          // vectors in a tile row: 8 fp32, 4 bf16
+  static constexpr unsigned VECS = TILE * VPR;       // vectors in a tile: 256 fp32, 128 bf16
+  static_assert(VECS % BLOCK_SIZE == 0, "whole vectors a thread");
+  static constexpr unsigned PER_THREAD = VECS / BLOCK_SIZE;  // 2 fp32 (128 threads), 2 bf16 (64 threads)
+  static constexpr unsigned PAD = sizeof(B) == 4 ? 1 : 2;  // Banks, above
+  static constexpr unsigned STEP = BLOCK_SIZE / TILE;      // the element path: v2's rows of threads
+  using Tile = B[TILE][TILE + PAD];
+
+  const B* __restrict__ in;
+  B* __restrict__ out;
+  unsigned rows, cols;
+  unsigned long long ld;
+  bool vectors;  // 16-byte vectors of m's rows and out's rows: both pointers aligned, both row strides whole vectors
+
+  // Tile (row tile tr, column tile ct): the vector path inside the matrix, v2's element path at its edges.
+  __device__ __forceinline__ void tile(Tile& t, unsigned tr, unsigned ct) const {
+    const unsigned r0 = tr * TILE, c0 = ct * TILE;
+    if (vectors && r0 + TILE <= rows && c0 + TILE <= cols) {  // uniform across the block
+      const B* src = in + (unsigned long long)r0 * ld + c0;      // the tile's corner in m
+      B* dst = out + (unsigned long long)c0 * rows + r0;         // and in out
+      uint4 v[PER_THREAD];
+#pragma unroll
+      for (unsigned p = 0; p < PER_THREAD; ++p) {  // all loads in flight before the first use
+        const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
+        v[p] = ld_global_v4(src + (unsigned long long)i * ld + jv * V);
+      }
+#pragma unroll
+      for (unsigned p = 0; p < PER_THREAD; ++p) {
+        const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
+        unsigned* row = reinterpret_cast<unsigned*>(&t[i][jv * V]);  // 4-byte aligned: PAD keeps rows even
+        row[0] = v[p].x; row[1] = v[p].y; row[2] = v[p].z; row[3] = v[p].w;
+      }
+      __syncthreads();
+#pragma unroll
+      for (unsigned p = 0; p < PER_THREAD; ++p) {  // out row j (column j of the tile), rows iv V.. of m
+        const unsigned q = threadIdx.x + p * BLOCK_SIZE, j = q / VPR, iv = q % VPR;
+        B e[V];
+#pragma unroll
+        for (unsigned k = 0; k < V; ++k) e[k] = t[iv * V + k][j];
+        st_global_v4(dst + (unsigned long long)j * rows + iv * V, pack<B>(e));
+      }
+    } else {  // an edge tile, or rows that are not whole 16-byte vectors: v2's element path
+      // (not unrolled: edge tiles are few, and unrolled their 64-bit addresses took 64+ registers)
+      const unsigned lane = threadIdx.x % TILE;
+#pragma unroll 1
+      for (unsigned s = 0; s < TILE / STEP; ++s) {
+        const unsigned k = threadIdx.x / TILE + s * STEP, i = r0 + k, j = c0 + lane;
+        if (i < rows && j < cols) t[k][lane] = in[i * ld + j];
+      }
+      __syncthreads();
+#pragma unroll 1
+      for (unsigned s = 0; s < TILE / STEP; ++s) {
+        const unsigned k = threadIdx.x / TILE + s * STEP, j = c0 + k, i = r0 + lane;
+        if (j < cols && i < rows) out[j * (unsigned long long)rows + i] = t[lane][k];
+      }
+    }
+  }
+};
+
+template <typename B, unsigned BLOCK_SIZE>
+__device__ __forceinline__ void lean_transpose(const B* __restrict__ in, B* __restrict__ out, unsigned rows,
+                                               unsigned cols, unsigned long long ld) {
+  using L = Lean<B, BLOCK_SIZE>;
+  __shared__ __align__(16) typename L::Tile t;
+  const bool vectors = ((reinterpret_cast<unsigned long long>(in) | reinterpret_cast<unsigned long long>(out) |
+                         ld * sizeof(B) | (unsigned long long)rows * sizeof(B)) & 15) == 0;
+  const L lean{in, out, rows, cols, ld, vectors};
+  const unsigned row_tiles = (rows + L::TILE - 1) / L::TILE;
+  if (gridDim.y >= row_tiles) {  // a tile a block (rows up to 65535 x 32): no loop, so nothing of the
+    // edge path is hoisted in front of the vector path's first load (with the loop, ptxas put ~70
+    // instructions of loop-invariant edge-path addresses there: ~85 before the first LDG in bf16)
+#if ORDER == 1  // renumber the blocks down the columns
+    const unsigned linear = blockIdx.y * gridDim.x + blockIdx.x;
+    lean.tile(t, linear % row_tiles, linear / row_tiles);
+#else
+    lean.tile(t, blockIdx.y, blockIdx.x);
+#endif
+    return;
+  }
+  for (unsigned tr = blockIdx.y; tr < row_tiles; tr += gridDim.y) {
+    lean.tile(t, tr, blockIdx.x);
+    if (tr + gridDim.y < row_tiles) __syncthreads();  // the next tile overwrites `t` (uniform)
+  }
+}
+
+// 1024 threads an SM at least: <= 64 registers (at 64 threads and no minimum, ptxas took 128 for the
+// bf16 kernel on sm_80)
+extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_f32(const float* __restrict__ in,
+                                                                  float* __restrict__ out, unsigned int rows,
+                                                                  unsigned int cols, unsigned long long ld) {
+  lean_transpose<unsigned, BLOCK>(reinterpret_cast<const unsigned*>(in), reinterpret_cast<unsigned*>(out), rows, cols, ld);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, 1024 / BLOCK_BF16) transpose_bf16(const __nv_bfloat16* __restrict__ in,
+                                                                   __nv_bfloat16* __restrict__ out,
+                                                                   unsigned int rows, unsigned int cols,
+                                                                   unsigned long long ld) {
+  lean_transpose<unsigned short, BLOCK_BF16>(reinterpret_cast<const unsigned short*>(in),
+                                 reinterpret_cast<unsigned short*>(out), rows, cols, ld);
+}

@@ -1,0 +1,93 @@
+"""transpose v8_lean_tiles on the GPU: bit-for-bit equal to torch's transpose (m.t()) for fp32 and
+bf16, NaN-poisoned outputs with guard bands, at its default build and at each experiment knob
+(LD_KIND 1 and 2: plain and evict_last loads; ORDER 1: blocks renumbered down the columns) and
+the other block size (fp32 64 threads, bf16 128). The cases cover both of its paths (16-byte vectors
+on whole tiles of aligned rows; v2's element path on edge tiles, misaligned views and rows that are
+not whole vectors) and both of its grid shapes (a tile a block with no loop; the row-tile loop past
+65535 row tiles, where ORDER 1 falls back to the default order). tests/gpu/test_ops_mem_a.py also
+runs the default on every test case of the op."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from kernelab.check.compare import raw_bits
+from kernelab.check.integrity import guarded_outputs, poison_
+from kernelab.gpu import Module, compile_file
+from kernelab.ops import Case, discover
+from kernelab.ops.build import target_arch
+
+pytestmark = pytest.mark.gpu
+
+OP = discover()["transpose"]
+V8 = OP.variant("v8_lean_tiles")
+
+
+def _cases(dtype: str, tall: bool) -> list[Case]:
+    vec = 4 if dtype == "float32" else 8
+    cases = [
+        Case((1, 1), dtype), Case((63, 65), dtype), Case((256, 512), dtype), Case((96, 4096), dtype),
+        Case((2117, 449), dtype),  # whole tiles and a cut row and column of them
+        Case((256, 512), dtype, offset=1),  # misaligned: every tile on the element path
+        Case((256, 512), dtype, offset=1, layout="mixed_alignment"),  # m misaligned, out aligned
+        Case((127, 129), dtype, layout="column_slice", params=(("col_start", 1),)),  # ld not whole vectors
+        Case((256, 512 - vec), dtype, layout="column_slice", params=(("col_start", vec),)),  # aligned slice
+        Case((260, 512), dtype),  # rows not whole vectors of out in bf16 (260 x 2 B): the element path
+    ]
+    if tall:  # more row tiles than gridDim.y holds: the loop (65537 row tiles; a whole column tile
+        # on the vector path and a cut one on the element path)
+        cases.append(Case((65535 * 32 + 64, 36), dtype))
+    return cases
+
+
+def _problems(launch, case: Case, dist: str) -> list[str]:
+    inputs = OP.make_inputs(case, 0, "cuda", dist)
+    guarded = guarded_outputs(OP.make_outputs(case, inputs), guard_bytes=4096)
+    g = guarded["out"]
+    poison_(g.tensor, "nan")
+    g.arm()
+    launch(case, inputs, {"out": g.tensor})
+    torch.cuda.synchronize()
+    out = []
+    if g.violations():
+        out.append(f"{case.label}: writes outside the output: {g.violations()}")
+    want, got = raw_bits(inputs["m"].t().contiguous()), raw_bits(g.tensor)
+    if not torch.equal(got, want):
+        bad = (got != want).nonzero()
+        out.append(f"{case.label} [{dist}]: {bad.shape[0]} of {got.numel()} elements differ from m.t(), "
+                   f"first at out{tuple(bad[0].tolist())}")
+    return out
+
+
+def _launcher(meta: dict, defines: dict):
+    v = dataclasses.replace(V8, meta={**V8.meta, **meta})
+    d = {**OP.defines(v), **defines}
+    module = Module(compile_file(v.path, arch=target_arch(v), defines=d), d)
+
+    def launch(case, inputs, outputs):
+        OP.launch(module.kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
+    return launch
+
+
+BUILDS = {
+    "default": ({}, {}),
+    "plain loads": ({}, {"LD_KIND": 1}),
+    "evict_last loads": ({}, {"LD_KIND": 2}),
+    "column order": ({}, {"ORDER": 1}),
+    "other block sizes": ({"block": "64", "block_bf16": "128"}, {}),
+}
+
+
+@pytest.mark.parametrize("build", list(BUILDS))
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_bit_exact_against_torch(build, dtype):
+    launch = _launcher(*BUILDS[build])
+    problems = []
+    for case in _cases(dtype, tall=build in ("default", "column order")):
+        for dist in (("special", "normal") if case.numel <= 1 << 16 else ("normal",)):
+            problems += _problems(launch, case, dist)
+    assert not problems, "\n".join(problems[:10])
+
