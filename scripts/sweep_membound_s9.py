@@ -65,8 +65,8 @@ def small_sweeps(selected):
         # and its experiment knobs (session 10: v8 issues 2.4x fewer instructions than v2 in bf16 and runs no
         # faster): the load torch.compile's kernel issues (LD_KIND 2: L2 evict_last) or a plain one (1), and
         # Triton's block order (ORDER 1: consecutive blocks down one column tile)
-        # and at the other block size (its header: fp32 128 threads, bf16 64; 2 vectors a thread each)
-        v8_knobs = [("block 128", {"block_bf16": "128"})] if dt == "bfloat16" else [("block 64", {"block": "64"})]
+        # and at 64 threads (its header: 128; fp32 2 vectors a thread, bf16 1)
+        v8_knobs = [("block 64", {"block": "64"})]
         v8_defines = [("plain loads", {"LD_KIND": "1"}), ("evict_last loads", {"LD_KIND": "2"}),
                       ("column order", {"ORDER": "1"}), ("column order evict_last", {"ORDER": "1", "LD_KIND": "2"})]
         out.append(Sweep("transpose", small, "graph", small, P + [

@@ -108,14 +108,13 @@ class Transpose(OpSpec):
     #   @tile_cols C    columns of m per block tile
     #   @tile_rows_bf16, @tile_cols_bf16   optional: the bf16 kernel's tile when it differs
     #                   (macros TILE_ROWS_BF16 / TILE_COLS_BF16; only variants that read them)
-    #   @block_bf16 N   optional: the bf16 kernel's threads per block (macro BLOCK_BF16; v8)
     #   @tiles tickets  optional (v7): a persistent grid whose blocks take tiles from a counter; the
     #                   kernels take one more argument, `unsigned* work` (tile_tickets below)
     # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond); with
     # `@tiles tickets`, 1-D: the blocks the GPU holds at once, at most one per tile.
     def defines(self, variant):
         d = {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
-             "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols", "block")}
+             "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols")}
         if is_tma(variant):  # v5: the ring, the output buffers and the grid mode (tma_geometry checks them)
             for dt in self.dtypes:
                 tma_geometry(variant, dt)
@@ -156,7 +155,7 @@ class Transpose(OpSpec):
         tile_rows, tile_cols = self.tile(variant, case.dtype)
         grid_x = math.ceil(cols / tile_cols)
         grid_y = math.ceil(rows / tile_rows)
-        block = variant.meta_int_for("block", case.dtype)
+        block = variant.meta_int("block")
         if takes_tickets(variant):
             # v7: persistent blocks take the tiles after their first from work[0] and leave both
             # counters zero when the grid completes (no memset, so a CUDA graph replays as is).

@@ -1,6 +1,5 @@
-// v8_lean_tiles: v2's 32 x 32 shared-memory tile with 16-byte global accesses and the fewest
-// instructions per element: for the small, L2-resident shapes that run in graph mode, where a
-// kernel's time past the launch is the issue slots of its longest warp, not its bytes.
+// v8_lean_tiles: v2's 32 x 32 shared-memory tile with 16-byte global accesses, fewer instructions
+// per element and a short prologue: for the small, L2-resident shapes that run in graph mode.
 //
 // What changed from v7: v3-v7 are built for bandwidth; this starts again from v2, the best at
 //   256 x 512 until now, and cuts its instructions: (1) 128 threads a block and each moves whole
@@ -8,29 +7,41 @@
 //   in fp32, 1 in bf16 (v2: 256 threads, 4 element loads and 4 element stores each); (2) the
 //   tile's addresses are 64-bit once a block (the tile's corner), a thread's offsets one wide
 //   multiply-add each; no bounds checks on tiles inside the matrix (edge tiles and unaligned
-//   views take v2's element path); (3) the barrier that ends a tile runs only when the block
-//   has another row tile (rows beyond 65535 row tiles).
-// Why: ncu on the H200 (session 10, 256 x 512 bf16, scripts/probe_small_transpose.py): v2 issues
-//   133 warp instructions a warp over 1024 warps (136,192), the kernel torch.compile generates
-//   (Triton: 128 blocks of 128 threads, 16-byte loads and stores through a 32 x 32 tile) 53
-//   over 512 (27,136): 5x fewer. On 132 SMs that is ~266 vs ~53 issue cycles a scheduler, and
-//   the ~0.14 us (~280 cycles at 1.98 GHz) between v2's 1.44 us and torch.compile's 1.30 us in
-//   graph mode (docs/runs/2026-12-01-h200-sweep_membound_s9_small3.json) is about that. A
-//   near-empty kernel takes 1.06 us a replay (launch_overhead), so 256 x 512 leaves ~0.24 us
-//   for torch.compile's body and ~0.38 us for v2's.
+//   views take v2's element path, not unrolled); (3) no tile loop when the grid holds every row
+//   tile (up to 65535 x 32 rows), and the barrier that ends a tile only when another follows.
+// Why: ncu on the H200 (scripts/probe_small_transpose.py, 256 x 512 bf16,
+//   docs/runs/2026-12-01-h200-ncu_small_transpose.csv): v2 issues 136,192 warp instructions
+//   (133 a warp), the kernel torch.compile generates (Triton: 128 blocks of 128 threads, 16-byte
+//   loads and stores through a 32 x 32 tile) 27,136 (53 a warp). v2 runs 1.44 us a graph replay,
+//   torch.compile 1.30 (-s9_small3.json), a near-empty kernel 1.06 (launch_overhead): ~0.38 us of
+//   body against ~0.24. The guess: the gap is issue slots.
 // Banks (32 banks x 4 bytes): fp32 tile[32][33]: element e of thread (i, jv)'s vector goes to word
 //   33 i + 4 jv + e, bank (i + 4 jv + e) mod 32: a warp's 4 rows x 8 vectors hit 32 banks; the
 //   gather reads tile[4 iv + e][j] at bank (4 iv + e + j) mod 32: 32 banks again. bf16
 //   tile[32][34] (17 words a row; 4-byte pair stores need an even pad): pair k of (i, jv) at word
 //   17 i + 4 jv + k: a warp's 8 rows x 4 vectors meet 2 ways in some banks (a pad cannot separate
-//   both phases in bf16); the 2-byte gather reads 16 distinct words, two lanes a word: no conflict.
-// Predicted: ~55-60 warp instructions a warp in bf16 (ncu), 256 x 512 in graph mode ~1.30-1.35 us
-//   in both dtypes (v2: 1.44 / 1.48), within 1.05x torch.compile. At 16384^2 fp32 ~0.85-0.9x a
-//   copy (32 x 32 tiles: 4 KB a barrier; v4's job).
+//   both phases in bf16; ncu counts 2,048 conflicts, as many as v2's); the 2-byte gather reads 16
+//   distinct words, two lanes a word: no conflict.
+// Predicted: ~55-60 warp instructions a warp in bf16; 256 x 512 in graph mode ~1.30-1.35 us in both
+//   dtypes, within 1.05x torch.compile. At 16384^2 fp32 ~0.85-0.9x a copy (v4's job).
+// Measured (H200, 256 x 512, graph mode, beside torch.compile in each run):
+//   - first form ((1), (2), a tile loop): 57,344 warp instructions in bf16 (56 a warp, as
+//     predicted), and no faster: bf16 1.449 us vs v2 1.438, torch.compile 1.290; fp32 1.499 vs
+//     1.484 (1.377) (-s10_small.json). Issue slots are not the gap.
+//   - its knobs (-s10_small2.json): plain or evict_last loads (torch.compile's) within 0.005 us;
+//     blocks renumbered down the columns as Triton's are (ORDER 1): 0.11 us slower, the % and /
+//     by the row-tile count standing in front of the first load.
+//   - with (3): the loop had let ptxas hoist ~70 instructions of the edge path's addresses in
+//     front of the first load (85 before the first LDG.E.128 in bf16; now 62, most of them
+//     uniform). bf16 1.417 us vs torch.compile 1.291 / 1.297 (1.10x), v2 1.449 / 1.445 (1.12x);
+//     fp32 1.477 / 1.477 vs 1.374 / 1.372 (1.075x), v2 1.483 (-s10_small4.json, the row `block 128`
+//     for bf16, built as this header). Builds that differ only in code layout moved by
+//     +-0.03 us between runs (-s10_small3.json); the gap to Triton's kernel is ~0.12 us, not found.
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 //
+// Knobs (#ifndef macros): BLOCK (64 or 128: whole vectors a thread), LD_KIND, ORDER (below).
+//
 // @block 128
-// @block_bf16 64
 // @tile_rows 32
 // @tile_cols 32
 // @access_bytes 16 (loads of m and stores of out, on tiles inside the matrix of 16-byte aligned rows)
@@ -38,9 +49,6 @@
 
 #ifndef BLOCK
 #define BLOCK 128
-#endif
-#ifndef BLOCK_BF16
-#define BLOCK_BF16 64
 #endif
 #ifndef TILE_ROWS
 #define TILE_ROWS 32
@@ -93,7 +101,7 @@ struct Lean {
   static constexpr unsigned VPR = TILE / V;          // vectors in a tile row: 8 fp32, 4 bf16
   static constexpr unsigned VECS = TILE * VPR;       // vectors in a tile: 256 fp32, 128 bf16
   static_assert(VECS % BLOCK_SIZE == 0, "whole vectors a thread");
-  static constexpr unsigned PER_THREAD = VECS / BLOCK_SIZE;  // 2 fp32 (128 threads), 2 bf16 (64 threads)
+  static constexpr unsigned PER_THREAD = VECS / BLOCK_SIZE;  // 2 fp32, 1 bf16 at 128 threads
   static constexpr unsigned PAD = sizeof(B) == 4 ? 1 : 2;  // Banks, above
   static constexpr unsigned STEP = BLOCK_SIZE / TILE;      // the element path: v2's rows of threads
   using Tile = B[TILE][TILE + PAD];
@@ -183,10 +191,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_f32(
   lean_transpose<unsigned, BLOCK>(reinterpret_cast<const unsigned*>(in), reinterpret_cast<unsigned*>(out), rows, cols, ld);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_BF16, 1024 / BLOCK_BF16) transpose_bf16(const __nv_bfloat16* __restrict__ in,
+extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_bf16(const __nv_bfloat16* __restrict__ in,
                                                                    __nv_bfloat16* __restrict__ out,
                                                                    unsigned int rows, unsigned int cols,
                                                                    unsigned long long ld) {
-  lean_transpose<unsigned short, BLOCK_BF16>(reinterpret_cast<const unsigned short*>(in),
+  lean_transpose<unsigned short, BLOCK>(reinterpret_cast<const unsigned short*>(in),
                                  reinterpret_cast<unsigned short*>(out), rows, cols, ld);
 }
