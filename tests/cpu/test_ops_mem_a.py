@@ -414,6 +414,13 @@ def test_sum_v5_launches_its_finish_as_a_programmatic_dependent_launch_on_sm90(m
     mods = []
     calls, _, _ = _launch(SUM, v5, Case((257,), "float32"), monkeypatch, module_out=mods)
     assert mods[0].pdl == [("sum_f32", False)]  # one block: no finish, nothing to overlap
+    # the arch string is parsed once, not on every launch
+    from kernelab.ops.sum import op as sum_op
+
+    misses = sum_op.has_griddepcontrol.cache_info().misses
+    for _ in range(3):
+        _launch(SUM, v5, Case(((1 << 20) + 3,), "bfloat16"), monkeypatch, arch="sm_90")
+    assert sum_op.has_griddepcontrol.cache_info().misses == misses
 
 
 @pytest.mark.parametrize("case", [c for c in TRANSPOSE.test_cases() if c.dtype == "bfloat16"], ids=lambda c: c.label)

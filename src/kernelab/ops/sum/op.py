@@ -31,6 +31,7 @@ does not, and an absolute tolerance cannot follow it.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from kernelab.gpu import Arch
@@ -161,7 +162,7 @@ class Sum(OpSpec):
                              f"int. Fix: sum in pieces of at most 2^40 elements")
         # `@finish_pdl yes` (v5, v6): the finish as a programmatic dependent launch where the build has
         # griddepcontrol (sm_90+; older builds compile the hooks out and launch as v3).
-        pdl = variant.meta.get("finish_pdl", "no").split()[0] == "yes" and Arch.parse(kernel.module.compiled.arch).cc >= (9, 0)
+        pdl = variant.meta.get("finish_pdl", "no").split()[0] == "yes" and has_griddepcontrol(kernel.module.compiled.arch)
         if variant.meta.get("grid") == "tickets":
             self._launch_tickets(kernel, variant, x, dst_final, n, chunks=grid, block=block, finish=finish, pdl=pdl)
             return
@@ -216,3 +217,10 @@ _chunk_counter = StreamCounters(width=1)
 
 
 OP = Sum()
+
+
+@functools.lru_cache(maxsize=None)
+def has_griddepcontrol(arch: str) -> bool:
+    """Whether a build for `arch` (a cubin's "sm_90a", ...) keeps v5's PDL hooks (sm_90+). Parsed
+    once per arch string, not on every launch."""
+    return Arch.parse(arch).cc >= (9, 0)
