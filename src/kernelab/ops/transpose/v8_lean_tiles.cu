@@ -32,7 +32,7 @@
 //     blocks renumbered down the columns as Triton's are (ORDER 1): 0.11 us slower, the % and /
 //     by the row-tile count standing in front of the first load.
 //   - with (3): the loop had let ptxas hoist ~70 instructions of the edge path's addresses in
-//     front of the first load (85 before the first LDG.E.128 in bf16; now 62, most of them
+//     front of the first load (85 before the first LDG.E.128 in bf16; now 49, fp32 62, most of them
 //     uniform). bf16 1.417 us vs torch.compile 1.291 / 1.297 (1.10x), v2 1.449 / 1.445 (1.12x);
 //     fp32 1.477 / 1.477 vs 1.374 / 1.372 (1.075x), v2 1.483 (-s10_small4.json, the row `block 128`
 //     for bf16, built as this header). Builds that differ only in code layout moved by
