@@ -183,6 +183,7 @@ def test_v12_plans_as_v10_with_its_own_instances():
             p10, p12 = _plan(V10, n, dt), _plan(V12, n, dt)
             assert p12.name == p10.name.replace("softmax_bk_", "softmax_dy_")
             assert (p12.cluster, p12.block, p12.smem, p12.capacity) == (p10.cluster, p10.block, p10.smem, p10.capacity)
+            assert p12.work and not p10.work  # the launch passes `work` by the plan, not by the kernel's name
     assert OP.defines(V12) == OP.defines(V10)
     assert _plan(V12, 131072, cc=(8, 0)) is None and "262144" in OP.supports(V12, Case((1, 1000), "float32"))
 

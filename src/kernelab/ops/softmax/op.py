@@ -208,7 +208,7 @@ class Softmax(OpSpec):
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
-        extra = (dynamic_work(inputs["x"].device),) if p.name and p.name.startswith("softmax_dy_") else ()
+        extra = (dynamic_work(inputs["x"].device),) if isinstance(p, BulkPlan) and p.work else ()
         k(inputs["x"], outputs["y"], m, n, *extra, grid=grid, block=p.block, cluster=p.cluster, **ring)
 
 
@@ -428,9 +428,11 @@ BULK_STATIC_MAX = 1024
 
 @dataclasses.dataclass(frozen=True)
 class BulkPlan(Plan):
-    """A v7 plan: also the dynamic shared memory (bytes) its launch asks for."""
+    """A v7 plan: also the dynamic shared memory (bytes) its launch asks for, and whether the kernel
+    takes v12's `work` counters (this stream's slot of dynamic_work) after M, N."""
 
     smem: int = 0
+    work: bool = False
 
     def __str__(self) -> str:
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
@@ -508,7 +510,7 @@ dynamic_work = StreamCounters(width=2)
 
 def dynamic_plan(p: BulkPlan | None, prefix: str = "softmax_dy_") -> BulkPlan | None:
     """v12's instance for a v10 plan: the same geometry, the `prefix` kernels (which take `work`)."""
-    return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", prefix))
+    return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", prefix), work=True)
 
 
 # ---- v8_sm_rows' instances ---------------------------------------------------------------------
