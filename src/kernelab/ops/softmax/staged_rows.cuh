@@ -25,6 +25,20 @@
 
 static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
 
+// The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
+// 256-thread blocks an SM wherever the ring leaves room, which needs <= 128 registers a thread. ptxas
+// for sm_90 stays within 128 by itself, and there the bound stays the header's SB_BLOCKS_PER_SM: a cap
+// of 128 changes the sm_90 SASS (fp32 instances drop from 113 to 99 registers), and the H200 build is
+// the measured one. Elsewhere SB_BLOCKS_PER_SM is raised to 512 / SB_THREADS (2 at 256 threads), a
+// 128-register cap: without it, ptxas gave the fp32 instances 152-154 registers on sm_100 (132-135 on
+// sm_120), one block an SM where the ring has room for two (v4_dispatch's fp32 rows of 131073-196608
+// on sm_100; occupancy calculator, tests/cpu/test_softmax_bulk.py). Unmeasured: no such GPU here.
+#if __CUDA_ARCH__ == 900
+#define SB_MIN_BLOCKS SB_BLOCKS_PER_SM
+#else
+#define SB_MIN_BLOCKS (SB_BLOCKS_PER_SM > 512 / SB_THREADS ? SB_BLOCKS_PER_SM : (SB_THREADS <= 512 ? 512 / SB_THREADS : 1))
+#endif
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax's staged rows (v10-v12) need sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
 #endif

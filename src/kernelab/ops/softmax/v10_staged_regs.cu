@@ -65,30 +65,30 @@
 // shared memory op.py's bulk_plan gives (S stages x ceil(N / (V x C)) x 16 B). v4_dispatch
 // includes this file with SOFTMAX_NO_ENTRY_POINTS and declares the same instances itself.
 #ifndef SOFTMAX_NO_ENTRY_POINTS
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 16>(x, y, M, N); }
 
 // The names the op contract looks up: the widest instance (launch it with cluster=16 and the ring).
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::staged::staged_rows<__nv_bfloat16, 16>(x, y, M, N); }
 #endif

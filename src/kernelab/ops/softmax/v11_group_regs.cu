@@ -60,141 +60,141 @@
 // C x groups, the dynamic shared memory op.py's group_regs_plan gives (S stages x ceil(N / (V x C))
 // x 16 B) and a zeroed workspace (op.py's grid_groups_workspace): counters (groups x 32 unsigned)
 // and slots (groups x 2 x C float2).
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 1, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 1, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 2, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 2, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 3, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 3, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 4, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 4, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 5, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 5, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 6, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 6, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 7, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 7, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 8, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 8, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c9_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 9, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c9_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 9, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c10_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 10, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c10_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 10, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c11_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 11, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c11_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 11, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c12_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 12, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c12_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 12, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c13_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 13, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c13_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 13, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c14_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 14, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c14_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 14, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c15_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 15, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c15_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 15, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 16, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_gr_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 16, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
 
 // The names the op contract looks up: the widest instance (launch it as softmax_gr_c16_*).
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<float, 16, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ counters, float2* __restrict__ slots) {
   softmax::staged::staged_rows<__nv_bfloat16, 16, softmax::staged::Exchange::group>(x, y, M, N, counters, slots);
 }
