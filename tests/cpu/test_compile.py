@@ -56,12 +56,16 @@ def test_arch_specific_variants_build_for_their_arch():
             assert all(r.spills == 0 for r in m.resources.values()), v.id
 
 
-def test_cache_miss_then_hit_without_compiler(monkeypatch):
-    cache.clear()
+def test_cache_miss_then_hit_without_compiler(monkeypatch, tmp_path):
+    # A cache of its own: clearing the session's would make every later test compile again (~3 min of CI).
+    monkeypatch.setenv("KERNELAB_CACHE_DIR", str(tmp_path))
+    assert cache.clear() == 0
     first = compile_source(ADD, arch="sm_90")
     assert not first.cache_hit and first.resources["add"].registers > 0
 
     import kernelab.gpu.compiler as compiler
+
+    real_nvrtc = compiler._nvrtc
 
     def boom(*a, **k):
         raise AssertionError("a warm hit must not invoke the compiler")
@@ -72,8 +76,8 @@ def test_cache_miss_then_hit_without_compiler(monkeypatch):
     assert time.perf_counter() - t0 < 0.05
     assert second.cache_hit and second.cubin == first.cubin
     assert second.resources["add"].registers == first.resources["add"].registers
-    # A different arch, define or source is a miss.
-    monkeypatch.undo()
+    # A different arch, define or source is a miss (the compiler back, the cache still this test's own).
+    monkeypatch.setattr(compiler, "_nvrtc", real_nvrtc)
     assert not compile_source(ADD, arch="sm_80").cache_hit
     assert not compile_source(ADD, arch="sm_90", defines={"X": 1}).cache_hit
     assert not compile_source(ADD + "\n// edit\n", arch="sm_90").cache_hit
