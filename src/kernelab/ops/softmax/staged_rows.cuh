@@ -33,10 +33,13 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 // 128-register cap: without it, ptxas gave the fp32 instances 152-154 registers on sm_100 (132-135 on
 // sm_120), one block an SM where the ring has room for two (v4_dispatch's fp32 rows of 131073-196608
 // on sm_100; occupancy calculator, tests/cpu/test_softmax_bulk.py). Unmeasured: no such GPU here.
+// A sweep may set it (scripts/sweep_membound_s11.py, SWEEP_SET=regcap: the cap on the H200).
+#ifndef SB_MIN_BLOCKS
 #if __CUDA_ARCH__ == 900
 #define SB_MIN_BLOCKS SB_BLOCKS_PER_SM
 #else
 #define SB_MIN_BLOCKS (SB_BLOCKS_PER_SM > 512 / SB_THREADS ? SB_BLOCKS_PER_SM : (SB_THREADS <= 512 ? 512 / SB_THREADS : 1))
+#endif
 #endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
