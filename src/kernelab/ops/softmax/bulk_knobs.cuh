@@ -1,7 +1,7 @@
 // bulk_knobs.cuh: the knobs softmax v7 (bulk_smem) and v10-v12 (staged_rows.cuh) are built with,
 // from their headers through op.py's bulk_defines: SB_STAGES (the ring's depth), SB_THREADS (a
-// block's threads), SB_BLOCKS_PER_SM (the launch bounds' minimum). The defaults below are only for
-// a bare compile.
+// block's threads), SB_BLOCKS_PER_SM (the launch bounds' minimum; v10-v12 raise it off sm_90 to cap
+// 128 registers: staged_rows.cuh's SB_MIN_BLOCKS). The defaults below are only for a bare compile.
 #pragma once
 
 #ifndef SB_STAGES
