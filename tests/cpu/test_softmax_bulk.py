@@ -246,7 +246,7 @@ def test_v4_dispatch_v12_rows_are_not_register_bound(arch):
     for dt in OP.dtypes:
         for n in (32769, 65536, 65537, 131072, 131073, 196608, 262144):
             p = OP.plan(v4, n, cc, dt)
-            if not (p and p.name and p.name.startswith("softmax_dy_")):
+            if not getattr(p, "work", False):  # v12's instances (the plans that take its counters)
                 continue
             r = m.resources[f"{p.name}_{DTYPES[dt]}"]
             got = occupancy_for_kernel(r, cc, p.block, p.smem).blocks_per_sm
