@@ -12,11 +12,12 @@ import pytest
 import torch
 
 from kernelab.check.compare import raw_bits
-from kernelab.check.integrity import guarded_outputs, poison_
 from kernelab.gpu import Module, compile_file
 from kernelab.ops import Case, discover, run_variant
 from kernelab.ops.build import target_arch
 from kernelab.ops.transpose import op as transpose_op
+
+from ._transpose_bits import transpose_bit_problems
 
 pytestmark = pytest.mark.gpu
 
@@ -52,22 +53,7 @@ def _cases(dtype: str) -> list[Case]:
 
 
 def _problems(launch, case: Case, dist: str, seed: int = 0) -> list[str]:
-    inputs = OP.make_inputs(case, seed, "cuda", dist)
-    guarded = guarded_outputs(OP.make_outputs(case, inputs), guard_bytes=4096)
-    g = guarded["out"]
-    poison_(g.tensor, "nan")
-    g.arm()
-    launch(case, inputs, {"out": g.tensor})
-    torch.cuda.synchronize()
-    out = []
-    if g.violations():
-        out.append(f"{case.label}: writes outside the output: {g.violations()}")
-    want = raw_bits(inputs["m"].t().contiguous())
-    got = raw_bits(g.tensor)
-    if not torch.equal(got, want):
-        bad = (got != want).nonzero()
-        out.append(f"{case.label} [{dist}]: {bad.shape[0]} of {got.numel()} elements differ from m.t(), "
-                   f"first at out{tuple(bad[0].tolist())}")
+    out = transpose_bit_problems(OP, launch, case, dist, seed)
     work = _counters()
     if work != [0, 0]:
         out.append(f"{case.label}: counters left at {work} (tiles taken, blocks finished)")

@@ -12,13 +12,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-import torch
 
-from kernelab.check.compare import raw_bits
-from kernelab.check.integrity import guarded_outputs, poison_
 from kernelab.gpu import Module, compile_file
 from kernelab.ops import Case, discover
 from kernelab.ops.build import target_arch
+
+from ._transpose_bits import transpose_bit_problems
 
 pytestmark = pytest.mark.gpu
 
@@ -44,22 +43,7 @@ def _cases(dtype: str, tall: bool) -> list[Case]:
 
 
 def _problems(launch, case: Case, dist: str) -> list[str]:
-    inputs = OP.make_inputs(case, 0, "cuda", dist)
-    guarded = guarded_outputs(OP.make_outputs(case, inputs), guard_bytes=4096)
-    g = guarded["out"]
-    poison_(g.tensor, "nan")
-    g.arm()
-    launch(case, inputs, {"out": g.tensor})
-    torch.cuda.synchronize()
-    out = []
-    if g.violations():
-        out.append(f"{case.label}: writes outside the output: {g.violations()}")
-    want, got = raw_bits(inputs["m"].t().contiguous()), raw_bits(g.tensor)
-    if not torch.equal(got, want):
-        bad = (got != want).nonzero()
-        out.append(f"{case.label} [{dist}]: {bad.shape[0]} of {got.numel()} elements differ from m.t(), "
-                   f"first at out{tuple(bad[0].tolist())}")
-    return out
+    return transpose_bit_problems(OP, launch, case, dist)
 
 
 def _launcher(meta: dict, defines: dict):
