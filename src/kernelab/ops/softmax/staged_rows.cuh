@@ -38,7 +38,7 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #if __CUDA_ARCH__ == 900
 #define SB_MIN_BLOCKS SB_BLOCKS_PER_SM
 #else
-#define SB_MIN_BLOCKS (SB_BLOCKS_PER_SM > 512 / SB_THREADS ? SB_BLOCKS_PER_SM : (SB_THREADS <= 512 ? 512 / SB_THREADS : 1))
+#define SB_MIN_BLOCKS (SB_BLOCKS_PER_SM > 512 / SB_THREADS ? SB_BLOCKS_PER_SM : 512 / SB_THREADS)  // 1024 threads: the header's
 #endif
 #endif
 
