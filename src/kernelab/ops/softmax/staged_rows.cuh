@@ -25,6 +25,13 @@
 
 static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
 
+// Ablations for timing only (scripts/sweep_membound_s12.py; they compute a wrong softmax by design
+// and are never checked or picked): bit 1 no exchange between the C blocks (each block's own stats),
+// bit 2 no EX2 (a linear stand-in), bit 8 no y stores. 0, the default, builds the kernel unchanged.
+#ifndef SB_ABLATE
+#define SB_ABLATE 0
+#endif
+
 // The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
 // 256-thread blocks an SM wherever the ring leaves room, which needs <= 128 registers a thread. ptxas
 // for sm_90 stays within 128 by itself, and there the bound stays the header's SB_BLOCKS_PER_SM: a cap
@@ -99,7 +106,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   for (int k = 0; k < K; ++k)
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      f[k][v] = exp_shifted(f[k][v], sh);
+      f[k][v] = (SB_ABLATE & 2) ? (f[k][v] - sh) * LOG2E : exp_shifted(f[k][v], sh);
       s += f[k][v];
     }
   h = exp_shifted(h, sh);
@@ -108,13 +115,13 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   MaxSum all = block_merge<THREADS>(MaxSum{m, s + h + t}, part_m[b], part_s[b]);
   // Every thread has read the stage (it is past the merge's barrier): refill it now.
   refill();
-  if constexpr (X == Exchange::cluster && C > 1) {
+  if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
     if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
     if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
     mbar_wait(&xbar[b], (i >> 1) & 1);
     const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
     all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
-  } else if constexpr (X == Exchange::group && C > 1) {
+  } else if constexpr (X == Exchange::group && C > 1 && !(SB_ABLATE & 1)) {
     float2* pq = slots + ((size_t)q * 2 + b) * C;
     unsigned* counter = counters + (size_t)q * gx::COUNTER_STRIDE;
     if (tid == 0) {
@@ -133,7 +140,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int j = tid + k * THREADS;
-    if (j < ch.cnt) {
+    if (j < ch.cnt && !(SB_ABLATE & 8)) {
 #pragma unroll
       for (int v = 0; v < V; ++v) f[k][v] *= r;
       if (vec_out) {
