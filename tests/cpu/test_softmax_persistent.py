@@ -81,8 +81,10 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     assert _name(V4, 1024, dtype="float32") == "softmax_warp_e32"
     # v12 (rows from a counter) for bf16 32769-262144 (session 8: 4096 x 65536 268.8 us vs v5 298.3,
     # 2048 x 131072 276.4 vs v10 283.6) and fp32 past 65536 (549.6 vs v10 547.0-548.7: one instance
-    # set); fp32 32769-65536 stays v5's (4096 x 65536 bf16 in session 3: v5 301.5 us vs v2 303.7)
-    assert _name(V4, 65536) == "softmax_dy_c4" and _name(V4, 65536, dtype="float32") == "softmax_pc_t256_c8"
+    # set); fp32 32769-65536: v13's clusters of 2 x 1024 threads (session 12: 4096 x 65536 535.3 us
+    # vs v5, the pick until then, 574.7)
+    assert _name(V4, 65536) == "softmax_dy_c4" and _name(V4, 65536, dtype="float32") == "softmax_pr_c2"
+    assert _name(V4, 32769, dtype="float32") == "softmax_pr_c2"
     assert _name(V4, 131072) == "softmax_dy_c8" and _name(V4, 262144) == "softmax_dy_c16"
     # fp32 65537-131072: clusters of 16 holding 32 values a thread (527.4 us vs 546.9 at 64 values)
     assert _name(V4, 131072, dtype="float32") == "softmax_dy_e32_c16"
@@ -115,7 +117,7 @@ def _v4_kernels(arch):
 
 @pytest.mark.parametrize("strategy,elems", [("persistent", 32), ("persistent", 64), ("warp", 32), ("block", 32),
                                             ("online", 32), ("cluster", 32), ("dynamic", 32),
-                                            ("dynamic_e32", 32)])
+                                            ("dynamic_e32", 32), ("packed_regs", 32)])
 def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, strategy, elems):
     """Flipping an entry of DISPATCH_SM90 to another strategy (the lead's one-word change after a
     sweep), or DISPATCH_PERSISTENT_ELEMS to 64, must only name instances v4 holds for that arch."""

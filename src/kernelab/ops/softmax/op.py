@@ -141,6 +141,8 @@ class Softmax(OpSpec):
             return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
         if strategy == "dynamic":  # v12: v10's plan, its own instances
             return dynamic_plan(bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant)))
+        if strategy == "packed_regs":  # v13
+            return packed_regs_plan(n, tuple(cc), dtype)
         if strategy == "sm_rows":
             return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
         if strategy == "grid_groups":  # without M and the SM count: the smallest group that fits (launch re-plans)
@@ -214,13 +216,13 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs", "dynamic", "dynamic_e32")
+              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
 # clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
-# (v12 with DISPATCH_BULK_E32's). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
+# (v12 with DISPATCH_BULK_E32's), "packed_regs" (v13, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
 # instances every strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
@@ -250,9 +252,14 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   pick), 4096 x 65536 268.8 (v5, v4's then pick, 298.3; v10 284.1); fp32 2048 x 131072 549.6 vs v10
 #   547.0 / 548.7 (the same): v12 takes bf16 32769-262144 (32769-65535 by proximity: unmeasured) and
 #   fp32 65537-262144, so v4 holds one set of bulk instances.
+# Session 12 (docs/runs/2026-12-01-h200-sweep_membound_s12_v13{a,b}.json, one process each, copy 502 us):
+#   v13_packed_regs (1024-thread blocks holding raw vectors; clusters of 2 on all 132 SMs) fp32
+#   4096 x 65536 535.3 / 535.2 us vs v4's then pick v5 574.7 / 573.3 (-6.8%): v13 takes fp32
+#   32769-65536 (32769-65535 by proximity: unmeasured). It lost elsewhere: bf16 2048 x 131072 289.6
+#   vs v12 277.0, bf16 4096 x 65536 277.7 vs 268.4, fp32 2048 x 131072 543.0 vs 526.2.
 DISPATCH_SM90 = {
     "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "dynamic")),
-    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "persistent"), (131072, "dynamic_e32"),
+    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "packed_regs"), (131072, "dynamic_e32"),
                 (rows.MAX_CLUSTER_N, "dynamic")),
 }
 # v12_dynamic_rows's knobs for "dynamic" entries (v10's, which it keeps), (stages, threads,
@@ -511,6 +518,29 @@ dynamic_work = StreamCounters(width=2)
 def dynamic_plan(p: BulkPlan | None, prefix: str = "softmax_dy_") -> BulkPlan | None:
     """v12's instance for a v10 plan: the same geometry, the `prefix` kernels (which take `work`)."""
     return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_bk_", prefix), work=True)
+
+
+# ---- v13_packed_regs' instances -------------------------------------------------------------------
+# One 1024-thread block an SM, a cluster of C blocks per row, each thread holding PACKED_REGS_VECS raw
+# 16-byte vectors of its block's share; one stage of dynamic shared memory holds the next row's share.
+# C is the smallest of PACKED_REGS_CLUSTERS whose share fits both the registers and the stage budget.
+PACKED_REGS_THREADS = 1024
+PACKED_REGS_VECS = 8
+PACKED_REGS_CLUSTERS = (1, 2, 4, 8)
+
+
+def packed_regs_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
+    """v13's instance for rows of n (None: before sm_90, or rows outside BULK_MIN_N..BULK_MAX_N)."""
+    if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
+        return None
+    budget = bulk_ring_budget(cc, 1)
+    v = 16 // (4 if dtype == "float32" else 2)
+    for c in PACKED_REGS_CLUSTERS:
+        stage = bulk_stage_bytes(n, c, dtype)
+        if stage <= budget and stage // 16 <= PACKED_REGS_THREADS * PACKED_REGS_VECS:
+            return BulkPlan(f"softmax_pr_c{c}", PACKED_REGS_THREADS, 1, c, capacity=c * stage // 16 * v,
+                            persistent=True, smem=stage, work=True)
+    return None
 
 
 # ---- v8_sm_rows' instances ---------------------------------------------------------------------
@@ -802,6 +832,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK))
     if strategy == "dynamic_e32":  # v12, 32 values a thread in clusters of 16 (v4's softmax_dy_e32_c16_*)
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_dy_e32_")
+    if strategy == "packed_regs":  # v13 (v4 holds its instances)
+        return packed_regs_plan(n, cc, dtype)
     raise ValueError(f"unknown softmax strategy {strategy!r}")
 
 
@@ -829,7 +861,7 @@ def _limit(variant, dtype: str = "bfloat16") -> str:
         return str(packed_max_n(packed_knobs(variant)[2], dtype))
     if variant.meta.get("strategy") in ("bulk", "dynamic"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
-    if variant.meta.get("strategy") == "sm_rows":
+    if variant.meta.get("strategy") in ("sm_rows", "packed_regs"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
     if variant.meta.get("strategy") in ("grid_groups", "group_regs"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages of the group's share that fit shared memory)"

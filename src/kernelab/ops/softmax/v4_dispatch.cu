@@ -1,6 +1,6 @@
-// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6 or v12 by row width, dtype and GPU.
+// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12 or v13 by row width, dtype and GPU.
 //
-// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v12 that the op's
+// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6, v12 and v13 that the op's
 //   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
 //   figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
@@ -9,8 +9,10 @@
 //                               v2 515, v1 542); bf16 4097-32768: v6's block rows (8192 x 32768
 //                               bf16, session 6: v6's 32-element instance 257.7 us, v2 262.8;
 //                               session 3: v2 266, v1 303, v3 362);
-//     N <= 65536                fp32: v5's persistent clusters (32 values a thread); bf16 32769-65536:
-//                               v12 (session 8: 4096 x 65536 268.8 us vs v5 298.3, v10 284.1);
+//     N <= 65536                fp32: v13_packed_regs, clusters of 2 blocks of 1024 threads on all
+//                               132 SMs (session 12: 4096 x 65536 535.3 us vs v5 574.7, v4's pick
+//                               until then); bf16 32769-65536: v12 (session 8: 4096 x 65536 268.8 us
+//                               vs v5 298.3, v10 284.1; session 12: v13 277.7 vs 268.4);
 //     N <= 262144               v12_dynamic_rows (session 8): v10's clusters of 8-16 blocks of 256
 //                               threads, 2 stages of each block's share read once into registers,
 //                               each cluster's next row taken from a counter (2048 x 131072 bf16
@@ -45,6 +47,8 @@
 // v12_dynamic_rows, built with the knobs op.py's DISPATCH_BULK gives (Softmax.defines passes them
 // as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS): bf16 rows of 32769-262144, fp32 65537-262144.
 #include "v12_dynamic_rows.cu"
+// v13_packed_regs: fp32 rows of 32769-65536 (1024-thread blocks holding raw vectors, clusters of 2).
+#include "v13_packed_regs.cu"
 #endif
 
 // v0: one warp per row, 8 rows per 256-thread block.
@@ -313,4 +317,23 @@ extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, 32>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, 32>(x, y, M, N, work); }
+// DISPATCH_SM90 entries "packed_regs" (fp32 rows of 32769-65536): v13's clusters of C blocks of 1024
+// threads, one block an SM, each thread holding 8 raw 16-byte vectors; one stage of dynamic shared
+// memory, op.py's dynamic_work counters. All C and both dtypes, so any entry can be flipped.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
 #endif

@@ -1,0 +1,275 @@
+// v13_packed_regs: one 1024-thread block an SM holds its share of a row in registers as the raw
+// 16-byte vectors it loaded (v6's packed rows, at v12's widths), so a cluster of C = 2 blocks holds
+// a 131072-wide bf16 row and the clusters fill all 132 SMs of an H200 where v12's clusters of 8
+// fill 120; the row's exps are computed twice (for the sum, then for y) instead of kept.
+//
+// What changed from v12_dynamic_rows (whose counter-driven rows, bulk-copied stage and cluster
+//   exchange it keeps):
+//   1. a thread holds 8 raw vectors (32 registers: 64 bf16 or 32 fp32 values), not v12's 64 fp32
+//      exps; a block of 1024 threads holds 128 KiB of a row (v12: 256 threads, 32 KiB);
+//   2. one block an SM and a single 128 KiB stage (the next row's share, copied in while the
+//      current one is worked on from registers), so C = 2 at 2048 x 131072 bf16: the driver places
+//      66 clusters of 2 on 132 SMs, clusters of 4 on 120, of 8 on 120 (scripts/cluster_fit.py,
+//      docs/runs/2026-12-01-h200-cluster_fit.log);
+//   3. two EX2 an element (the sum, then y = exp(x - M) / S) where v12 keeps the exps: 32 registers
+//      cannot hold them.
+// Why (docs/runs/2026-12-01-h200-sweep_membound_s12_ablate.json): v12 runs 2048 x 131072 bf16 at
+//   276 us = 0.91x a copy. Removing its EX2 gives 263 us, removing its stores 213, both 178: v12's
+//   per-row chain (sweep, merge, exchange, stores) on two 256-thread blocks an SM, on 120 SMs, is
+//   what it waits on, not the bytes. Here the same rows take twice the SMs' worth of block
+//   resources (1024 threads, 128 KiB of registers a block) and all 132 SMs.
+// Predicted: bytes first: 2048 x 131072 bf16 1.07 GB, 254 us at torch's copy_ rate (4.23 TB/s).
+//   Per SM and row share (128 KiB in, 128 KiB out): 8.2 us of HBM time at 1/132 of the copy rate;
+//   2 x 65536 EX2 at 16 a clock is 8192 clocks, 4.3 us at 1.9 GHz, plus ~5 us of issue for the
+//   other ~8 instructions an element: under the HBM time if the next share's copy (in flight the
+//   whole row) and the other SMs' rows keep the memory busy. Expected 260-268 us (0.95-0.98x);
+//   fp32 rows of 131072 need C = 4 (120 SMs), no better than v12's 32-value clusters of 16.
+// Measured: see BENCHMARKS.md and the sweep files named in NOTES.md (session 12).
+//
+// @strategy packed_regs
+// @arch sm_90
+// @threads 1024
+// @access_bytes 16
+#include "softmax_common.cuh"
+#include "cluster_exchange.cuh"
+#include "bulk_ring.cuh"  // Chunk / chunk_of, stage_share, dynamic_smem_size
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "softmax v13_packed_regs needs sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
+#endif
+
+namespace softmax {
+namespace preg {
+using namespace ::softmax::cx;
+using namespace ::softmax::ring;
+
+constexpr int THREADS = 1024;
+// Raw 16-byte vectors a thread holds: a block's share is at most 8192 vectors (128 KiB). sm_120 gives
+// a block 99 KiB of shared memory, so its stage caps a share at 6208 vectors: 7 a thread suffice
+// there, and 8 made ptxas spill 16 bytes at the 64-register cap (op.py's plan is the same either way).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1200
+constexpr int K = 7;
+#else
+constexpr int K = 8;
+#endif
+constexpr int R = 4;  // row-index slots (rows i .. i + 2 are handed out at once)
+
+extern __shared__ __align__(128) uint4 stage[];
+
+// Rows taken from work[0] (v12's hand-out, two rows ahead with one stage): the leader (rank 0,
+// thread 0) takes row i + 2's index at the start of row i and pushes it into every block's slot
+// (i + 2) % R after row i's block merge; thread 0 of each block refills the stage with row i + 1
+// right after that merge (every thread has copied its vectors into registers by then).
+// Slots: row j's slot is armed by a block at its iteration j - 2, pushed at the leader's iteration
+//   j - 2 and read at iterations j - 1 (thread 0) and j; its previous occupant, row j - 4, was read
+//   at iteration j - 4, which every block has passed when the leader is at j - 2: the exchange of
+//   row j - 3 needs every block's pair of it. A push may land before its arm (the phase also waits
+//   for the arm's arrival). C = 1: thread 0 writes the slot; the next merge barrier publishes it.
+// Exchange (C > 1): v12's pairs and double-buffered mbarriers (b = i & 1, parity (i >> 1) & 1).
+// Exit: the first index >= M (rows are taken in increasing order, so no copy is in flight); each
+//   block waits for row i + 1's index, the last push made to it; the last cluster resets work.
+template <typename T, int C>
+__device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
+                                                unsigned* __restrict__ work) {
+  constexpr int V = rows::Traits<T>::V;
+  static_assert(C == 1 || C == 2 || C == 4 || C == 8, "C is 1, 2, 4 or 8 blocks a cluster");
+  __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
+  __shared__ float2 pairs[2][C];
+  __shared__ alignas(8) unsigned long long full[1];
+  __shared__ alignas(8) unsigned long long xbar[2];
+  __shared__ alignas(8) unsigned long long rowbar[R];
+  __shared__ unsigned row_of[R];
+
+  const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
+  if (dynamic_smem_size() < (unsigned)stage_vecs * 16u) __trap();  // launched without the stage
+  if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
+  unsigned rank = 0;
+  if constexpr (C > 1) {
+    if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
+    rank = ctarank();
+  }
+  const int tid = threadIdx.x, lane = tid & 31;
+  const bool leader = rank == 0 && tid == 0;
+  auto hand = [&](int j, unsigned r) {
+    if constexpr (C > 1) {
+#pragma unroll 1
+      for (unsigned b = 0; b < C; ++b) push_u32(&row_of[j % R], &rowbar[j % R], b, r);
+    } else {
+      row_of[j % R] = r;
+    }
+  };
+  auto arm = [&](int j) {
+    if constexpr (C > 1) mbar_expect(&rowbar[j % R], 4u);
+  };
+  auto index_of = [&](int j) -> unsigned {
+    if constexpr (C > 1) mbar_wait(&rowbar[j % R], (j / R) & 1);
+    return row_of[j % R];
+  };
+  if (tid == 0) {
+    mbar_init(&full[0], 1);
+    mbar_init(&xbar[0], 1);
+    mbar_init(&xbar[1], 1);
+#pragma unroll
+    for (int s = 0; s < R; ++s) mbar_init(&rowbar[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (C > 1) {
+    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+  if (tid == 0) {
+    arm(0);
+    arm(1);
+  }
+  if (leader) {
+    hand(0, atomicAdd(&work[0], 1u));
+    hand(1, atomicAdd(&work[0], 1u));
+  }
+  if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
+  if (tid == 0) {
+    const unsigned r0 = index_of(0);
+    if (r0 < (unsigned)M) stage_share<T, C>(stage, x, (int)r0, N, rank, 0, stage_vecs, full);
+  }
+
+  int i = 0;
+#pragma unroll 1
+  for (;; ++i) {
+    if (tid == 0) arm(i + 2);
+    const unsigned r = index_of(i);
+    if (r >= (unsigned)M) break;
+    const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;  // row i + 2; its round trip runs under the sweep
+
+    const size_t base = (size_t)r * N;
+    const T* xr = x + base;
+    const Chunk ch = chunk_of<T, C>(xr, N, rank);
+    // The row's head and tail scalars (before its first and after its last 16-byte vector): one
+    // a thread at most, the head's in threads 0.., the tail's in threads THREADS - 1 down.
+    auto edge_at = [&]() -> int {
+      if (rank == 0 && tid < ch.geo.head) return tid;
+      if (rank == C - 1 && THREADS - 1 - tid < ch.geo.tail) return ch.geo.head + ch.geo.nvec * V + (THREADS - 1 - tid);
+      return -1;
+    };
+    const int e_at = edge_at();
+    const float e = e_at >= 0 ? rows::to_float(xr[e_at]) : -INFINITY;
+    mbar_wait(&full[0], i & 1);
+
+    // The share into registers, raw; the thread's max.
+    uint4 raw[K];
+    float m = e;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+        raw[k] = stage[j];
+        float f[V];
+        rows::unpack<T>(raw[k], f);
+#pragma unroll
+        for (int v = 0; v < V; ++v) m = fmaxf(m, f[v]);
+      }
+    }
+    // The block's max (one barrier): past it every thread has copied its vectors out of the stage,
+    // so the stage is refilled with row i + 1 here, before the sum's EX2 sweep rather than after it
+    // (one stage: the copy has the rest of the row to land).
+    const int b = i & 1, warp = tid >> 5;
+    m = rows::warp_max(m);
+    if (lane == 0) part_m[b][warp] = m;
+    __syncthreads();
+    m = rows::warp_max(part_m[b][lane]);
+    if (leader) hand(i + 2, next);
+    if (tid == 0) {
+      const unsigned rn = index_of(i + 1);
+      if (rn < (unsigned)M) stage_share<T, C>(stage, x, (int)rn, N, rank, 0, stage_vecs, full);
+    }
+    // The block's sum of exp(x - m): the first EX2 of each element.
+    const float sh = shift_of(m);
+    float s = exp_shifted(e, sh);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (tid + k * THREADS < ch.cnt) {
+        float f[V];
+        rows::unpack<T>(raw[k], f);
+#pragma unroll
+        for (int v = 0; v < V; ++v) s += exp_shifted(f[v], sh);
+      }
+    }
+    MaxSum all{m, rows::block_sum<THREADS>(s, part_s[b])};
+    if constexpr (C > 1) {
+      if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
+      if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
+      mbar_wait(&xbar[b], (i >> 1) & 1);
+      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
+      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+    }
+
+    // y = exp(x - M) / S: the second EX2. An all -inf row has M = -inf, S = 0: 0 x inf = NaN, as
+    // torch.softmax; a row with NaN or +inf has S = NaN.
+    const float shm = shift_of(all.m), inv = 1.0f / all.s;
+    T* yr = y + base;
+    const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
+    T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+        float f[V];
+        rows::unpack<T>(raw[k], f);
+#pragma unroll
+        for (int v = 0; v < V; ++v) f[v] = exp_shifted(f[v], shm) * inv;
+        if (vec_out) {
+          rows::st_global_16(yv + (size_t)j * V, rows::pack<T>(f));
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v) yv[(size_t)j * V + v] = rows::from_float<T>(f[v]);
+        }
+      }
+    }
+    // The edge scalar is read again here rather than kept live across the merge (at 1024 threads
+    // a register more spills).
+    const int e_out = edge_at();
+    if (e_out >= 0) yr[e_out] = rows::from_float<T>(exp_shifted(rows::to_float(xr[e_out]), shm) * inv);
+  }
+  // Drain: row i + 1's index, the last one pushed to this block (>= M, as row i's).
+  if constexpr (C > 1) {
+    if (tid == 0) index_of(i + 1);
+  }
+  if (leader) {
+    __threadfence();  // this cluster's takes before its count
+    const unsigned Q = gridDim.x / C;
+    if (atomicAdd(&work[1], 1u) == Q - 1) {  // the last cluster: every take is done
+      work[0] = 0;
+      work[1] = 0;
+    }
+  }
+}
+
+}  // namespace preg
+}  // namespace softmax
+
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file and declares the instances itself
+// Instances: a cluster of C = 1, 2, 4, 8 blocks of 1024 threads per row, one block an SM. Launch
+// with cluster=C, the dynamic shared memory op.py's packed_regs_plan gives (one stage) and `work`:
+// two unsigned (rows taken, clusters finished), zero before the launch; the kernel leaves them zero.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_pr_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+
+// The names the op contract looks up: the widest instance (launch it as softmax_pr_c8_*).
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+#endif

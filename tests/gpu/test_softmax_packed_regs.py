@@ -1,0 +1,135 @@
+"""softmax v13_packed_regs on a GPU, beyond tests/gpu/test_ops_mem_b.py's sweep of every test case:
+enough rows that every cluster takes 9+ rows (the one stage's mbarrier and the exchange buffers go
+through both parities, the 4 row-index slots wrap twice), for each cluster size 1, 2, 4, 8 the plan
+takes; one row; misaligned rows (head / tail scalars beside the bulk-copied vectors) and y not
+co-aligned with x (scalar stores); masked and special rows; the `work` counters left at zero and a
+CUDA graph replayed on new inputs; v4_dispatch's fp32 rows of 32769-65536, which go to v13.
+
+Failures name the instance the launch took (e.g. softmax_pr_c2_bf16) and the clusters that fit.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelab.check import compare_outputs, tolerance
+from kernelab.gpu import KernelFault, last_launched_kernel, synchronize
+from kernelab.ops import discover, load_variant
+from kernelab.ops.base import Case
+from kernelab.ops.softmax import op as softmax_op
+
+pytestmark = pytest.mark.gpu
+
+OP = discover()["softmax"]
+V13 = OP.variant("v13_packed_regs")
+SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
+
+
+@pytest.fixture(autouse=True)
+def _needs_hopper():
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("v13 needs sm_90 (cp.async.bulk, clusters)")
+
+
+def _run(v, case, dist="normal", seed=0):
+    module = load_variant(OP, v)
+    inputs = OP.make_inputs(case, seed, "cuda", dist)
+    outputs = OP.make_outputs(case, inputs)
+    outputs["y"].fill_(float("nan"))
+    try:
+        OP.launch(module.kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
+        synchronize()
+    except KernelFault as e:
+        raise AssertionError(f"{v.id} faulted on {case.label} in {last_launched_kernel()}: {e}") from None
+    rtol, atol = tolerance(OP, case.dtype)
+    cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, max_report=3, name="y")
+    return cmp, last_launched_kernel()
+
+
+def _fit(n, dtype):
+    """(plan, clusters that fit on this GPU at once) for rows of n."""
+    p = OP.plan(V13, n, torch.cuda.get_device_capability(), dtype)
+    assert p is not None, f"v13 plans nothing for N={n} {dtype}"
+    k = load_variant(OP, V13).kernel(f"{p.name}_{SUFFIX[dtype]}")
+    return p, softmax_op.persistent_grid(k, p, 1 << 30)
+
+
+# (N, dtype, offset, layout, the cluster size of the sm_90 / sm_100 plan)
+LOOPS = [(4097, "float32", 3, None, 1), (65536, "bfloat16", 0, None, 1), (65537, "bfloat16", 1, None, 2),
+         (131072, "bfloat16", 0, None, 2), (100000, "bfloat16", 1, "mixed_alignment", 2),
+         (65536, "float32", 0, None, 2), (131072, "float32", 1, None, 4), (262144, "bfloat16", 0, None, 4),
+         (262144, "float32", 0, None, 8)]
+
+
+@pytest.mark.parametrize("n,dtype,offset,layout,cluster", LOOPS, ids=lambda x: str(x))
+def test_every_cluster_loops_over_nine_rows(n, dtype, offset, layout, cluster):
+    p, fit = _fit(n, dtype)
+    if torch.cuda.get_device_capability()[0] in (9, 10):
+        assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
+    assert fit >= 1, f"{p}: no cluster of {p.cluster} x 1024 threads with {p.smem} B fits"
+    kw = {"offset": offset} | ({"layout": layout} if layout else {})
+    case = Case((9 * fit + 1, n), dtype, **kw)
+    cmp, kernel = _run(V13, case)
+    assert kernel == f"{p.name}_{SUFFIX[dtype]}", kernel
+    assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
+
+
+@pytest.mark.parametrize("n", [4097, 65537, 131072, 262144])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_one_row(n, dtype):
+    cmp, kernel = _run(V13, Case((1, n), dtype))
+    assert cmp.ok, f"1 x {n} {dtype} via {kernel}: {cmp.summary(max_lines=3)}"
+
+
+def test_masked_and_special_rows_through_the_loop():
+    """-inf entries, an all -inf row (NaN, as torch) and NaN / +inf rows inside the cluster loop."""
+    for case, dist in ((Case((300, 70000), "bfloat16", params=(("mask", True),)), "special"),
+                       (Case((300, 131072), "float32"), "special"), (Case((300, 131072), "bfloat16"), "large")):
+        cmp, kernel = _run(V13, case, dist)
+        assert cmp.ok, f"{case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"
+
+
+def test_leaves_its_counters_zero_and_replays_in_a_graph():
+    """Rows come from two counters per stream (rows taken, clusters finished) that the last cluster
+    resets: after a launch both are 0, so a second launch and a graph replayed on new inputs compute
+    every row (a stale counter would skip rows: NaN left in y)."""
+    for n, dt in ((131072, "bfloat16"), (65536, "float32"), (8192, "bfloat16")):  # C = 2, 2, 1
+        p, fit = _fit(n, dt)
+        case = Case((5 * fit + 3, n), dt)
+        for _ in range(2):
+            cmp, kernel = _run(V13, case)
+            assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters): {cmp.summary(max_lines=3)}"
+            work = softmax_op.dynamic_work(torch.device("cuda", torch.cuda.current_device()))
+            assert work.tolist() == [0, 0], f"{kernel}: counters left at {work.tolist()}"
+    case = Case((300, 131072), "bfloat16", offset=1)
+    inputs = OP.make_inputs(case, 0, "cuda")
+    outputs = OP.make_outputs(case, inputs)
+    k = load_variant(OP, V13).kernel(OP.kernel_name(case.dtype))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(s):
+        OP.launch(k, V13, case, inputs, outputs)  # this stream's counters, allocated before capture
+        synchronize()
+        with torch.cuda.graph(g, stream=s):
+            OP.launch(k, V13, case, inputs, outputs)
+    rtol, atol = tolerance(OP, case.dtype)
+    for seed in (1, 2):
+        inputs["x"].copy_(OP.make_inputs(case, seed, "cuda")["x"])
+        outputs["y"].fill_(float("nan"))
+        g.replay()
+        synchronize()
+        cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, name="y")
+        assert cmp.ok, f"v13 graph replay (seed {seed}): {cmp.summary(max_lines=3)}"
+
+
+@pytest.mark.parametrize("n", [32769, 50000, 65536])
+def test_v4_dispatch_sends_fp32_rows_of_32769_to_65536_to_v13(n):
+    v4 = OP.variant("v4_dispatch")
+    p = OP.plan(v4, n, torch.cuda.get_device_capability(), "float32")
+    assert p.name.startswith("softmax_pr_"), p
+    for offset in (0, 1):
+        cmp, kernel = _run(v4, Case((400, n), "float32", offset=offset))
+        assert kernel == f"{p.name}_f32", kernel
+        assert cmp.ok, f"400 x {n} fp32 (offset {offset}) via {kernel}: {cmp.summary(max_lines=3)}"
