@@ -24,7 +24,16 @@
 //   other ~8 instructions an element: under the HBM time if the next share's copy (in flight the
 //   whole row) and the other SMs' rows keep the memory busy. Expected 260-268 us (0.95-0.98x);
 //   fp32 rows of 131072 need C = 4 (120 SMs), no better than v12's 32-value clusters of 16.
-// Measured: see BENCHMARKS.md and the sweep files named in NOTES.md (session 12).
+// Measured (H200, each against v4_dispatch in the same process, twice; docs/runs/
+//   2026-12-01-h200-sweep_membound_s12_v13a.json with the stage refilled after the block's (max, sum)
+//   merge, _v13b.json with it refilled after the max, before the sum's EX2 sweep, as now):
+//   2048 x 131072 bf16 293.4 -> 289.6 us vs v12 277.0 (0.87x a copy: slower, the prediction missed);
+//   fp32 558.1 -> 543.0 vs 526.2 (C = 4, 120 SMs); 4096 x 65536 bf16 291.4 -> 277.7 vs 268.4 (v12);
+//   4096 x 65536 fp32 542.4 -> 535.3 vs v5 574.7 (-6.8%, 0.94x a copy: v4_dispatch takes fp32
+//   32769-65536 here since); 8192 x 32768 bf16 (C = 1) 344.4 -> 284.0 vs v6 257.0. One block an SM
+//   leaves each row's chain (sweep, two block reductions, the exchange, two EX2 sweeps, the stores)
+//   with nothing beside it but the next row's copy; v12's second block an SM covers it. Full run:
+//   BENCHMARKS.md, section membound.
 //
 // @strategy packed_regs
 // @arch sm_90
