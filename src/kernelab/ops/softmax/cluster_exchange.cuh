@@ -1,7 +1,8 @@
 // cluster_exchange.cuh: the cluster primitives softmax v5, v7, v10 and v12 share (sm_90+):
 // cluster rank and size, shared-memory addresses of this block and of a peer (mapa), mbarrier
 // init / expect-tx arrival / parity wait, and push_pair: a (max, sum) pair stored into a peer
-// block's shared memory by st.async, its 8 bytes counted on that block's mbarrier (complete_tx).
+// block's shared memory by st.async, its 8 bytes counted on that block's mbarrier (complete_tx);
+// exchange_pairs: a row's pairs pushed to every block of the cluster and merged.
 // No cluster barrier and no fence: barrier.cluster.arrive.release makes ptxas emit MEMBAR.ALL.GPU,
 // which waits for the thread's loads in flight (v5's prefetch, v7's bulk copies).
 #pragma once
@@ -53,6 +54,24 @@ __device__ __forceinline__ void push_pair(float2* slot, unsigned long long* bar,
                    peer_addr(smem_addr(slot), rank)),
                "f"(p.m), "f"(p.s), "r"(peer_addr(smem_addr(bar), rank))
                : "memory");
+}
+
+// Row i's (max, sum) pair of this block (rank `rank` of C) for every block of the cluster, and the
+// row's pair merged from all C: thread t < C pushes it into slot `rank` of block t's buffer b = i & 1,
+// counted on that block's xbar[b]; every warp waits for its own C pairs (parity (i >> 1) & 1) and
+// merges them in rank order, so every block gets the same bits. The caller proves that a buffer is
+// read before it is pushed into again (softmax v5's proof: a block pushes row i's pair after row i's
+// block barrier, which every thread reaches after reading row i - 1's pairs). C > 1; every thread,
+// with its threadIdx.x (tid, int or unsigned) and lane as the caller holds them.
+template <int C, typename Tid>
+__device__ __forceinline__ MaxSum exchange_pairs(MaxSum all, float2 (*pairs)[C], unsigned long long* xbar,
+                                                 unsigned rank, int i, Tid tid, int lane) {
+  const int b = i & 1;
+  if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
+  if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
+  mbar_wait(&xbar[b], (i >> 1) & 1);
+  const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
+  return warp_merge(MaxSum{p.x, p.y});
 }
 
 // A 32-bit value into `slot` of block `rank`'s shared memory; its 4 bytes complete on that block's

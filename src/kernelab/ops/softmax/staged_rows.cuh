@@ -17,6 +17,7 @@
 #include "cluster_exchange.cuh"
 #include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), stage_share, dynamic_smem_size
 #include "group_exchange.cuh"
+#include "row_handout.cuh"     // v12's row slots and counter reset
 
 #include "bulk_knobs.cuh"  // SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM (shared with v7)
 #ifndef SB_ELEMS
@@ -116,11 +117,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   // Every thread has read the stage (it is past the merge's barrier): refill it now.
   refill();
   if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
-    if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
-    if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
-    mbar_wait(&xbar[b], (i >> 1) & 1);
-    const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
-    all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+    all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
   } else if constexpr (X == Exchange::group && C > 1 && !(SB_ABLATE & 1)) {
     float2* pq = slots + ((size_t)q * 2 + b) * C;
     unsigned* counter = counters + (size_t)q * gx::COUNTER_STRIDE;
@@ -271,29 +268,13 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   }
   const int tid = threadIdx.x;
   const bool leader = rank == 0 && tid == 0;
-  // The leader hands row index r, taken for the cluster's j-th row, to every block of the cluster.
-  auto hand = [&](int j, unsigned r) {
-    if constexpr (C > 1) {
-#pragma unroll 1
-      for (unsigned b = 0; b < C; ++b) push_u32(&row_of[j % R], &rowbar[j % R], b, r);
-    } else {
-      row_of[j % R] = r;
-    }
-  };
-  auto arm = [&](int j) {  // this block expects row j's index (C > 1)
-    if constexpr (C > 1) mbar_expect(&rowbar[j % R], 4u);
-  };
-  auto index_of = [&](int j) -> unsigned {  // row j's index, once pushed (C = 1: already written)
-    if constexpr (C > 1) mbar_wait(&rowbar[j % R], (j / R) & 1);
-    return row_of[j % R];
-  };
+  const handout::Slots<C, R> handed{rowbar, row_of};  // row_handout.cuh
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
     mbar_init(&xbar[0], 1);
     mbar_init(&xbar[1], 1);
-#pragma unroll
-    for (int s = 0; s < R; ++s) mbar_init(&rowbar[s], 1);
+    handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if constexpr (C > 1) {
@@ -304,17 +285,17 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   // Prologue: rows 0 .. S taken (S + 1: one ahead of the refills), rows 0 .. S - 1 staged.
   if (tid == 0) {
 #pragma unroll 1
-    for (int j = 0; j < S; ++j) arm(j);
+    for (int j = 0; j < S; ++j) handed.arm(j);
   }
   if (leader) {
 #pragma unroll 1
-    for (int j = 0; j <= S; ++j) hand(j, atomicAdd(&work[0], 1u));
+    for (int j = 0; j <= S; ++j) handed.hand(j, atomicAdd(&work[0], 1u));
   }
   if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
   if (tid == 0) {
 #pragma unroll 1
     for (int j = 0; j < S; ++j) {
-      const unsigned r = index_of(j);
+      const unsigned r = handed.index_of(j);
       if (r < (unsigned)M) stage_share<T, C>(ring, x, (int)r, N, rank, j, stage_vecs, full);
     }
   }
@@ -322,8 +303,8 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   int i = 0;
 #pragma unroll 1
   for (;; ++i) {
-    if (tid == 0) arm(i + S);
-    const unsigned r = index_of(i);
+    if (tid == 0) handed.arm(i + S);
+    const unsigned r = handed.index_of(i);
     if (r >= (unsigned)M) break;
     // Row i + S + 1 for the leader to hand out after the merge: the atomic's round trip (~1 us)
     // runs under the row's sweep instead of stalling warp 0 before it.
@@ -331,9 +312,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     const int st = i % S;
     one_row<T, C, Exchange::cluster, E>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
                                      nullptr, nullptr, 0, [&] {
-      if (leader) hand(i + S + 1, next);
+      if (leader) handed.hand(i + S + 1, next);
       if (tid == 0) {
-        const unsigned rn = index_of(i + S);
+        const unsigned rn = handed.index_of(i + S);
         if (rn < (unsigned)M) stage_share<T, C>(ring, x, (int)rn, N, rank, st, stage_vecs, full);
       }
     });
@@ -342,17 +323,10 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   if constexpr (C > 1) {
     if (tid == 0) {
 #pragma unroll 1
-      for (int j = i + 1; j <= i + S; ++j) index_of(j);
+      for (int j = i + 1; j <= i + S; ++j) handed.index_of(j);
     }
   }
-  if (leader) {
-    __threadfence();  // this cluster's takes before its count
-    const unsigned Q = gridDim.x / C;
-    if (atomicAdd(&work[1], 1u) == Q - 1) {  // the last cluster: every take is done
-      work[0] = 0;
-      work[1] = 0;
-    }
-  }
+  if (leader) handout::finish<C>(work);
 }
 
 }  // namespace staged

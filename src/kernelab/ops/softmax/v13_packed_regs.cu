@@ -32,8 +32,8 @@
 //   4096 x 65536 fp32 542.4 -> 535.3 vs v5 574.7 (-6.8%, 0.94x a copy: v4_dispatch takes fp32
 //   32769-65536 here since); 8192 x 32768 bf16 (C = 1) 344.4 -> 284.0 vs v6 257.0. One block an SM
 //   leaves each row's chain (sweep, two block reductions, the exchange, two EX2 sweeps, the stores)
-//   with nothing beside it but the next row's copy; v12's second block an SM covers it. Full run:
-//   BENCHMARKS.md, section membound.
+//   with nothing beside it but the next row's copy; v12's second block an SM covers it.
+// Measured: BENCHMARKS.md, softmax rows (section membound: v13 at every bench shape it holds).
 //
 // @strategy packed_regs
 // @arch sm_90
@@ -42,6 +42,7 @@
 #include "softmax_common.cuh"
 #include "cluster_exchange.cuh"
 #include "bulk_ring.cuh"  // Chunk / chunk_of, stage_share, dynamic_smem_size
+#include "row_handout.cuh"  // the row slots and counter reset v12 uses
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax v13_packed_regs needs sm_90 (cp.async.bulk, mbarrier transaction counts, clusters)"
@@ -99,27 +100,12 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
   }
   const int tid = threadIdx.x, lane = tid & 31;
   const bool leader = rank == 0 && tid == 0;
-  auto hand = [&](int j, unsigned r) {
-    if constexpr (C > 1) {
-#pragma unroll 1
-      for (unsigned b = 0; b < C; ++b) push_u32(&row_of[j % R], &rowbar[j % R], b, r);
-    } else {
-      row_of[j % R] = r;
-    }
-  };
-  auto arm = [&](int j) {
-    if constexpr (C > 1) mbar_expect(&rowbar[j % R], 4u);
-  };
-  auto index_of = [&](int j) -> unsigned {
-    if constexpr (C > 1) mbar_wait(&rowbar[j % R], (j / R) & 1);
-    return row_of[j % R];
-  };
+  const handout::Slots<C, R> handed{rowbar, row_of};  // row_handout.cuh
   if (tid == 0) {
     mbar_init(&full[0], 1);
     mbar_init(&xbar[0], 1);
     mbar_init(&xbar[1], 1);
-#pragma unroll
-    for (int s = 0; s < R; ++s) mbar_init(&rowbar[s], 1);
+    handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if constexpr (C > 1) {
@@ -128,24 +114,24 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     __syncthreads();
   }
   if (tid == 0) {
-    arm(0);
-    arm(1);
+    handed.arm(0);
+    handed.arm(1);
   }
   if (leader) {
-    hand(0, atomicAdd(&work[0], 1u));
-    hand(1, atomicAdd(&work[0], 1u));
+    handed.hand(0, atomicAdd(&work[0], 1u));
+    handed.hand(1, atomicAdd(&work[0], 1u));
   }
   if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
   if (tid == 0) {
-    const unsigned r0 = index_of(0);
+    const unsigned r0 = handed.index_of(0);
     if (r0 < (unsigned)M) stage_share<T, C>(stage, x, (int)r0, N, rank, 0, stage_vecs, full);
   }
 
   int i = 0;
 #pragma unroll 1
   for (;; ++i) {
-    if (tid == 0) arm(i + 2);
-    const unsigned r = index_of(i);
+    if (tid == 0) handed.arm(i + 2);
+    const unsigned r = handed.index_of(i);
     if (r >= (unsigned)M) break;
     const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;  // row i + 2; its round trip runs under the sweep
 
@@ -185,9 +171,9 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     if (lane == 0) part_m[b][warp] = m;
     __syncthreads();
     m = rows::warp_max(part_m[b][lane]);
-    if (leader) hand(i + 2, next);
+    if (leader) handed.hand(i + 2, next);
     if (tid == 0) {
-      const unsigned rn = index_of(i + 1);
+      const unsigned rn = handed.index_of(i + 1);
       if (rn < (unsigned)M) stage_share<T, C>(stage, x, (int)rn, N, rank, 0, stage_vecs, full);
     }
     // The block's sum of exp(x - m): the first EX2 of each element.
@@ -204,11 +190,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     }
     MaxSum all{m, rows::block_sum<THREADS>(s, part_s[b])};
     if constexpr (C > 1) {
-      if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
-      if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
-      mbar_wait(&xbar[b], (i >> 1) & 1);
-      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
-      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+      all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
     }
 
     // y = exp(x - M) / S: the second EX2. An all -inf row has M = -inf, S = 0: 0 x inf = NaN, as
@@ -240,16 +222,9 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
   }
   // Drain: row i + 1's index, the last one pushed to this block (>= M, as row i's).
   if constexpr (C > 1) {
-    if (tid == 0) index_of(i + 1);
+    if (tid == 0) handed.index_of(i + 1);
   }
-  if (leader) {
-    __threadfence();  // this cluster's takes before its count
-    const unsigned Q = gridDim.x / C;
-    if (atomicAdd(&work[1], 1u) == Q - 1) {  // the last cluster: every take is done
-      work[0] = 0;
-      work[1] = 0;
-    }
-  }
+  if (leader) handout::finish<C>(work);
 }
 
 }  // namespace preg

@@ -190,11 +190,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ x, T* __restr
     MaxSum all = block_merge<THREADS>(mine, part_m[b], part_s[b]);
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     if constexpr (C > 1 && !(PS_ABLATE & 1)) {
-      if (threadIdx.x == 0) mbar_expect(&mbar[b], static_cast<unsigned>(C * sizeof(float2)));
-      if (threadIdx.x < C) push_pair(&pairs[b][rank], &mbar[b], threadIdx.x, all);
-      mbar_wait(&mbar[b], (i >> 1) & 1);
-      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
-      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+      all = exchange_pairs<C>(all, pairs, mbar, rank, i, threadIdx.x, lane);  // cluster_exchange.cuh
     }
 #endif
     const T* xr = x + (size_t)row * N;

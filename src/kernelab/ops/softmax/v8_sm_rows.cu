@@ -397,11 +397,7 @@ __device__ __forceinline__ void sm_rows(const T* __restrict__ x, T* __restrict__
     const int b = i & 1;
     MaxSum all = ring::consumer_merge<THREADS>(MaxSum{m, s}, part_m[b], part_s[b]);  // bulk_ring.cuh
     if constexpr (C > 1) {
-      if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * sizeof(float2)));
-      if (tid < C) push_pair(&pairs[b][rank], &xbar[b], tid, all);
-      mbar_wait(&xbar[b], (i >> 1) & 1);
-      const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
-      all = warp_merge(MaxSum{p.x, p.y});  // every warp merges the same C pairs in the same order
+      all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
     }
 
     // Output sweep: y = 2^((x - M) log2 e) / S. A row with NaN or +inf has S = NaN, an all -inf row

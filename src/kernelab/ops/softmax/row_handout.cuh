@@ -1,0 +1,61 @@
+// row_handout.cuh: rows handed out at run time, as softmax v12_dynamic_rows and v13_packed_regs take
+// them (sm_90+). A cluster's leader (rank 0, thread 0) takes row indices from a global counter
+// (work[0], one atomicAdd a row, rows in increasing order) and pushes each into every block of its
+// cluster: slot j % R of `row` gets the cluster's j-th row, 4 bytes st.async-counted on the slot's
+// mbarrier (C = 1: the leader writes its own block's slot; the caller's next block barrier publishes
+// it). The last cluster to finish resets both counters (work[1] counts finished clusters), so every
+// launch that completes leaves them zero for the next one on the stream (op.py's dynamic_work).
+// How far ahead the leader hands rows out, and why a slot is never overwritten before it is read,
+// is each caller's (the arm / hand / read schedule): see dynamic_rows (staged_rows.cuh) and v13.
+#pragma once
+#include "cluster_exchange.cuh"  // mbar_*, push_u32
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+namespace softmax {
+namespace handout {
+
+// The R slots (their mbarriers and indices: the caller's __shared__ arrays) of a cluster of C blocks.
+template <int C, int R>
+struct Slots {
+  unsigned long long* bar;  // R mbarriers, count 1 (init)
+  unsigned* row;            // R indices
+
+  __device__ __forceinline__ void init() const {  // thread 0, before the caller's mbarrier_init fence
+#pragma unroll
+    for (int s = 0; s < R; ++s) cx::mbar_init(&bar[s], 1);
+  }
+  // The leader: row index r, taken for the cluster's j-th row, to every block of the cluster.
+  __device__ __forceinline__ void hand(int j, unsigned r) const {
+    if constexpr (C > 1) {
+#pragma unroll 1
+      for (unsigned b = 0; b < C; ++b) cx::push_u32(&row[j % R], &bar[j % R], b, r);
+    } else {
+      row[j % R] = r;
+    }
+  }
+  // Thread 0 of each block: this block expects the j-th row's index (C > 1; a push may land first).
+  __device__ __forceinline__ void arm(int j) const {
+    if constexpr (C > 1) cx::mbar_expect(&bar[j % R], 4u);
+  }
+  // The j-th row's index, once pushed (C = 1: already written).
+  __device__ __forceinline__ unsigned index_of(int j) const {
+    if constexpr (C > 1) cx::mbar_wait(&bar[j % R], (j / R) & 1);
+    return row[j % R];
+  }
+};
+
+// The leader, at exit: counts its cluster finished; the last of the grid's clusters of C blocks puts
+// both counters back to 0.
+template <int C>
+__device__ __forceinline__ void finish(unsigned* __restrict__ work) {
+  __threadfence();  // this cluster's takes before its count
+  const unsigned clusters = gridDim.x / C;
+  if (atomicAdd(&work[1], 1u) == clusters - 1) {  // the last cluster: every take is done
+    work[0] = 0;
+    work[1] = 0;
+  }
+}
+
+}  // namespace handout
+}  // namespace softmax
+#endif
