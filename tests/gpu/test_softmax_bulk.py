@@ -20,12 +20,13 @@ import dataclasses
 import pytest
 import torch
 
-from kernelab.check import compare_outputs, tolerance
-from kernelab.gpu import KernelFault, Module, compile_file, default_arch, last_launched_kernel, synchronize
+from kernelab.gpu import Module, compile_file, default_arch
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.build import target_arch
 from kernelab.ops.softmax import op as softmax_op
+
+from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
 
 pytestmark = pytest.mark.gpu
 
@@ -52,18 +53,7 @@ def _module(meta=None, defines=None, base=V7):
     return v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d), d)
 
 
-def _run(v, module, case, dist="normal"):
-    inputs = OP.make_inputs(case, 0, "cuda", dist)
-    outputs = OP.make_outputs(case, inputs)
-    outputs["y"].fill_(float("nan"))
-    try:
-        OP.launch(module.kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
-        synchronize()
-    except KernelFault as e:
-        raise AssertionError(f"{v.id} faulted on {case.label} in {last_launched_kernel()}: {e}") from None
-    rtol, atol = tolerance(OP, case.dtype)
-    cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, max_report=3, name="y")
-    return cmp, last_launched_kernel()
+_run = run_kernel  # tests/gpu/_softmax_rows.py
 
 
 def _fit(v, module, n, dtype):
@@ -150,34 +140,10 @@ def test_knob_builds_are_correct(which, meta, defines):
 
 
 def test_v12_leaves_its_counters_zero_and_replays_in_a_graph():
-    """v12 takes rows from two counters per stream (rows taken, clusters finished) that the last
-    cluster resets: after a launch both are 0, so a second launch and a CUDA graph replayed on new
-    inputs compute every row (a stale counter would skip rows: NaN left in y)."""
+    """v12 takes rows from two counters per stream that the last cluster resets (_softmax_rows.py)."""
     v, mod = _module(base=V12)
+    cases = []
     for n, dt in ((131072, "bfloat16"), (65537, "float32"), (8192, "bfloat16")):  # C = 8, 8, 1
         p, fit, case = _loop_case(v, mod, n, dt, stages=2)
-        for _ in range(2):
-            cmp, kernel = _run(v, mod, case)
-            assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters): {cmp.summary(max_lines=3)}"
-            work = softmax_op.dynamic_work(torch.device("cuda", torch.cuda.current_device()))
-            assert work.tolist() == [0, 0], f"{kernel}: counters left at {work.tolist()}"
-    case = Case((300, 131072), "bfloat16", offset=1)
-    inputs = OP.make_inputs(case, 0, "cuda")
-    outputs = OP.make_outputs(case, inputs)
-    k = mod.kernel(OP.kernel_name(case.dtype))
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(s):
-        OP.launch(k, v, case, inputs, outputs)  # this stream's counters, allocated before capture
-        synchronize()
-        with torch.cuda.graph(g, stream=s):
-            OP.launch(k, v, case, inputs, outputs)
-    rtol, atol = tolerance(OP, case.dtype)
-    for seed in (1, 2):
-        inputs["x"].copy_(OP.make_inputs(case, seed, "cuda")["x"])
-        outputs["y"].fill_(float("nan"))
-        g.replay()
-        synchronize()
-        cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, name="y")
-        assert cmp.ok, f"v12 graph replay (seed {seed}): {cmp.summary(max_lines=3)}"
+        cases.append(case)
+    assert_counters_zero_and_graph_replays(v, mod, cases)

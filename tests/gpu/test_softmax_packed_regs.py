@@ -13,11 +13,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelab.check import compare_outputs, tolerance
-from kernelab.gpu import KernelFault, last_launched_kernel, synchronize
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as softmax_op
+
+from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
 
 pytestmark = pytest.mark.gpu
 
@@ -32,19 +32,8 @@ def _needs_hopper():
         pytest.skip("v13 needs sm_90 (cp.async.bulk, clusters)")
 
 
-def _run(v, case, dist="normal", seed=0):
-    module = load_variant(OP, v)
-    inputs = OP.make_inputs(case, seed, "cuda", dist)
-    outputs = OP.make_outputs(case, inputs)
-    outputs["y"].fill_(float("nan"))
-    try:
-        OP.launch(module.kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
-        synchronize()
-    except KernelFault as e:
-        raise AssertionError(f"{v.id} faulted on {case.label} in {last_launched_kernel()}: {e}") from None
-    rtol, atol = tolerance(OP, case.dtype)
-    cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, max_report=3, name="y")
-    return cmp, last_launched_kernel()
+def _run(v, case, dist="normal"):
+    return run_kernel(v, load_variant(OP, v), case, dist)
 
 
 def _fit(n, dtype):
@@ -91,37 +80,12 @@ def test_masked_and_special_rows_through_the_loop():
 
 
 def test_leaves_its_counters_zero_and_replays_in_a_graph():
-    """Rows come from two counters per stream (rows taken, clusters finished) that the last cluster
-    resets: after a launch both are 0, so a second launch and a graph replayed on new inputs compute
-    every row (a stale counter would skip rows: NaN left in y)."""
+    """Rows come from two counters per stream that the last cluster resets (_softmax_rows.py)."""
+    cases = []
     for n, dt in ((131072, "bfloat16"), (65536, "float32"), (8192, "bfloat16")):  # C = 2, 2, 1
         p, fit = _fit(n, dt)
-        case = Case((5 * fit + 3, n), dt)
-        for _ in range(2):
-            cmp, kernel = _run(V13, case)
-            assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters): {cmp.summary(max_lines=3)}"
-            work = softmax_op.dynamic_work(torch.device("cuda", torch.cuda.current_device()))
-            assert work.tolist() == [0, 0], f"{kernel}: counters left at {work.tolist()}"
-    case = Case((300, 131072), "bfloat16", offset=1)
-    inputs = OP.make_inputs(case, 0, "cuda")
-    outputs = OP.make_outputs(case, inputs)
-    k = load_variant(OP, V13).kernel(OP.kernel_name(case.dtype))
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(s):
-        OP.launch(k, V13, case, inputs, outputs)  # this stream's counters, allocated before capture
-        synchronize()
-        with torch.cuda.graph(g, stream=s):
-            OP.launch(k, V13, case, inputs, outputs)
-    rtol, atol = tolerance(OP, case.dtype)
-    for seed in (1, 2):
-        inputs["x"].copy_(OP.make_inputs(case, seed, "cuda")["x"])
-        outputs["y"].fill_(float("nan"))
-        g.replay()
-        synchronize()
-        cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, name="y")
-        assert cmp.ok, f"v13 graph replay (seed {seed}): {cmp.summary(max_lines=3)}"
+        cases.append(Case((5 * fit + 3, n), dt))
+    assert_counters_zero_and_graph_replays(V13, load_variant(OP, V13), cases)
 
 
 @pytest.mark.parametrize("n", [32769, 50000, 65536])

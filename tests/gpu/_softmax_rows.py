@@ -1,0 +1,63 @@
+"""What the softmax GPU tests of the persistent wide-row variants share: one launch of a variant's
+kernel on fresh NaN-poisoned outputs compared with the float64 reference, and the check that the
+rows-from-a-counter variants (v12_dynamic_rows, v13_packed_regs) leave their per-stream counters
+zero and replay correctly in a CUDA graph. Failures name the kernel the launch took."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelab.check import compare_outputs, tolerance
+from kernelab.gpu import KernelFault, last_launched_kernel, synchronize
+from kernelab.ops import discover
+from kernelab.ops.base import Case
+from kernelab.ops.softmax import op as softmax_op
+
+OP = discover()["softmax"]
+
+
+def run_kernel(v, module, case: Case, dist: str = "normal", seed: int = 0):
+    """`v`'s launch of `module`'s contract kernel on `case`: (comparison with the reference, kernel that ran)."""
+    inputs = OP.make_inputs(case, seed, "cuda", dist)
+    outputs = OP.make_outputs(case, inputs)
+    outputs["y"].fill_(float("nan"))
+    try:
+        OP.launch(module.kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
+        synchronize()
+    except KernelFault as e:
+        raise AssertionError(f"{v.id} faulted on {case.label} in {last_launched_kernel()}: {e}") from None
+    rtol, atol = tolerance(OP, case.dtype)
+    cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, max_report=3, name="y")
+    return cmp, last_launched_kernel()
+
+
+def assert_counters_zero_and_graph_replays(v, module, cases) -> None:
+    """Each case twice: correct, and both counters (rows taken, clusters finished) back to 0 after it
+    (a stale counter would skip rows: NaN left in y). Then a launch captured in a CUDA graph on its
+    own stream, replayed on new inputs (misaligned 300 x 131072 bf16), computes every row."""
+    for case in cases:
+        for _ in range(2):
+            cmp, kernel = run_kernel(v, module, case)
+            assert cmp.ok, f"{case.label} via {kernel}: {cmp.summary(max_lines=3)}"
+            work = softmax_op.dynamic_work(torch.device("cuda", torch.cuda.current_device()))
+            assert work.tolist() == [0, 0], f"{kernel}: counters left at {work.tolist()}"
+    case = Case((300, 131072), "bfloat16", offset=1)
+    inputs = OP.make_inputs(case, 0, "cuda")
+    outputs = OP.make_outputs(case, inputs)
+    k = module.kernel(OP.kernel_name(case.dtype))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(s):
+        OP.launch(k, v, case, inputs, outputs)  # this stream's counters, allocated before capture
+        synchronize()
+        with torch.cuda.graph(g, stream=s):
+            OP.launch(k, v, case, inputs, outputs)
+    rtol, atol = tolerance(OP, case.dtype)
+    for seed in (1, 2):
+        inputs["x"].copy_(OP.make_inputs(case, seed, "cuda")["x"])
+        outputs["y"].fill_(float("nan"))
+        g.replay()
+        synchronize()
+        cmp = compare_outputs(outputs["y"], OP.reference(case, inputs)["y"], rtol, atol, nan_ok=True, name="y")
+        assert cmp.ok, f"{v.name} graph replay (seed {seed}): {cmp.summary(max_lines=3)}"
