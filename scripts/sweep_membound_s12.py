@@ -11,6 +11,11 @@ Usage (GPU machine): SWEEP_SET=ablate PYTHONPATH=src python3 scripts/sweep_membo
     v13:    softmax v13_packed_regs (1024-thread blocks holding raw vectors in registers; clusters of 2
             on all 132 SMs at 2048 x 131072 bf16) against v4_dispatch at the wide bench shapes and
             their neighbours, each timed twice (alternating) to show the run's drift.
+    fulltiles: transpose v8_lean_tiles' whole-tile instance (`@full_tiles 1`: no path tests, no edge
+            path, 32-bit offsets; 16 instructions before the first load in bf16 against 48) against
+            the default build and torch.compile at 256 x 512 in graph mode (the issue's small-shape
+            bound: within 1.1x of torch's; the full run at 478f089 had bf16 at 1.101x), each twice,
+            alternating; and at 4096 x 4096 (graph) and 16384 x 16384 (cold), where it also applies.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -56,6 +61,22 @@ def v13_sweeps(selected):
     return out
 
 
-sm.sweeps = {"ablate": ablate_sweeps, "v13": v13_sweeps}[os.environ.get("SWEEP_SET", "ablate")]
+def fulltiles_sweeps(selected):
+    if "transpose" not in selected:
+        return []
+    v8, full = "v8_lean_tiles", {"full_tiles": "1"}
+    out = []
+    for shape, mode in (((256, 512), "graph"), ((4096, 4096), "graph"), ((16384, 16384), "cold")):
+        for dt in ("bfloat16", "float32"):
+            case = Case(shape, dt)
+            check = case if shape[0] <= 4096 else Case((1024, 2048), dt)
+            out.append(Sweep("transpose", case, mode, check, P + [
+                Candidate(v8, "new", v8), Candidate(f"{v8} full tiles", "new", v8, meta=full),
+                Candidate("torch.compile again", "peer"), Candidate(f"{v8} again", "new", v8),
+                Candidate(f"{v8} full tiles again", "new", v8, meta=full)]))
+    return out
+
+
+sm.sweeps = {"ablate": ablate_sweeps, "v13": v13_sweeps, "fulltiles": fulltiles_sweeps}[os.environ.get("SWEEP_SET", "ablate")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kernelab.check.inputs import DTYPES
 from kernelab.ops.base import Case, OpSpec, StreamCounters, Variant, Work, resident_blocks
 
 # Largest gridDim.y; the kernels loop over row tiles beyond it, so any R works.
@@ -110,6 +111,8 @@ class Transpose(OpSpec):
     #                   (macros TILE_ROWS_BF16 / TILE_COLS_BF16; only variants that read them)
     #   @tiles tickets  optional (v7): a persistent grid whose blocks take tiles from a counter; the
     #                   kernels take one more argument, `unsigned* work` (tile_tickets below)
+    #   @full_tiles 1   optional (v8): launch `transpose_full_<dtype>` instead of the contract kernel
+    #                   when every tile is whole and 16-byte aligned and 32-bit offsets reach (full_tiles)
     # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond); with
     # `@tiles tickets`, 1-D: the blocks the GPU holds at once, at most one per tile.
     def defines(self, variant):
@@ -162,7 +165,19 @@ class Transpose(OpSpec):
             grid = min(grid_x * grid_y, resident_blocks(kernel, block))
             kernel(src, out, rows, cols, ld, tile_tickets(m.device), grid=grid, block=block)
             return
+        if variant.meta_int("full_tiles", 0) and full_tiles(src, out, rows, cols, ld, tile_rows, tile_cols):
+            kernel = kernel.module.kernel(f"transpose_full_{DTYPES[case.dtype]}")
         kernel(src, out, rows, cols, ld, grid=(grid_x, min(grid_y, MAX_GRID_Y)), block=block)
+
+
+def full_tiles(src, out, rows: int, cols: int, ld: int, tile_rows: int, tile_cols: int) -> bool:
+    """Whether v8's whole-tile instance may run: whole tiles only, a tile a block (no row-tile loop),
+    16-byte vectors on both sides (both pointers aligned, both row strides whole vectors), and every
+    element offset of m's span and of out below 2^31 (the instance indexes with 32-bit offsets)."""
+    esize = src.element_size()
+    return (rows % tile_rows == 0 and cols % tile_cols == 0 and rows // tile_rows <= MAX_GRID_Y
+            and (src.data_ptr() | out.data_ptr() | ld * esize | rows * esize) % 16 == 0
+            and (rows - 1) * ld + cols < 2**31 and rows * cols < 2**31)
 
 
 def takes_tickets(variant: Variant) -> bool:

@@ -40,7 +40,11 @@
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 //
 // Knobs (#ifndef macros): BLOCK (64 or 128: whole vectors a thread), LD_KIND, ORDER (below).
+// Header: `@full_tiles 1` makes op.py launch transpose_full_* (below) where it applies; 0 until a
+//   sweep measures it (scripts/sweep_membound_s12.py, SWEEP_SET=fulltiles: 16 instructions before
+//   the first LDG.E.128 in bf16 against the contract kernel's 48, 21 against 61 in fp32, sm_90).
 //
+// @full_tiles 0
 // @block 128
 // @tile_rows 32
 // @tile_cols 32
@@ -183,6 +187,41 @@ __device__ __forceinline__ void lean_transpose(const B* __restrict__ in, B* __re
   }
 }
 
+// The whole-tile instance (`@full_tiles 1`: op.py launches it instead of the contract kernel when
+// every tile is whole and on the vector path, the grid holds every row tile and m's span and out fit
+// 32-bit element offsets): no alignment test, no edge path, no loop, and 32-bit offsets (one 32-bit
+// multiply-add a thread, one 64-bit add for the address). Session 10 counted 49 instructions in front
+// of the contract kernel's first LDG.E.128 in bf16 (62 fp32), most of them the 64-bit addresses and
+// the path tests; at 256 x 512 in graph mode the time is latency, so the prologue is the target.
+template <typename B, unsigned BLOCK_SIZE>
+__device__ __forceinline__ void full_tile(const B* __restrict__ in, B* __restrict__ out, unsigned rows, unsigned ld) {
+  using L = Lean<B, BLOCK_SIZE>;
+  constexpr unsigned TILE = L::TILE, V = L::V, VPR = L::VPR, PER_THREAD = L::PER_THREAD;
+  __shared__ __align__(16) typename L::Tile t;
+  const unsigned r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE;
+  uint4 v[PER_THREAD];
+#pragma unroll
+  for (unsigned p = 0; p < PER_THREAD; ++p) {  // all loads in flight before the first use
+    const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
+    v[p] = ld_global_v4(in + ((r0 + i) * ld + c0 + jv * V));
+  }
+#pragma unroll
+  for (unsigned p = 0; p < PER_THREAD; ++p) {
+    const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
+    unsigned* row = reinterpret_cast<unsigned*>(&t[i][jv * V]);
+    row[0] = v[p].x; row[1] = v[p].y; row[2] = v[p].z; row[3] = v[p].w;
+  }
+  __syncthreads();
+#pragma unroll
+  for (unsigned p = 0; p < PER_THREAD; ++p) {
+    const unsigned q = threadIdx.x + p * BLOCK_SIZE, j = q / VPR, iv = q % VPR;
+    B e[V];
+#pragma unroll
+    for (unsigned k = 0; k < V; ++k) e[k] = t[iv * V + k][j];
+    st_global_v4(out + ((c0 + j) * rows + r0 + iv * V), pack<B>(e));
+  }
+}
+
 // 1024 threads an SM at least: <= 64 registers (at 64 threads and no minimum, ptxas took 128 for the
 // bf16 kernel on sm_80)
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_f32(const float* __restrict__ in,
@@ -197,4 +236,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_bf16
                                                                    unsigned long long ld) {
   lean_transpose<unsigned short, BLOCK>(reinterpret_cast<const unsigned short*>(in),
                                  reinterpret_cast<unsigned short*>(out), rows, cols, ld);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_full_f32(const float* __restrict__ in,
+                                                                       float* __restrict__ out, unsigned int rows,
+                                                                       unsigned int cols, unsigned long long ld) {
+  full_tile<unsigned, BLOCK>(reinterpret_cast<const unsigned*>(in), reinterpret_cast<unsigned*>(out), rows,
+                             static_cast<unsigned>(ld));
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) transpose_full_bf16(const __nv_bfloat16* __restrict__ in,
+                                                                        __nv_bfloat16* __restrict__ out,
+                                                                        unsigned int rows, unsigned int cols,
+                                                                        unsigned long long ld) {
+  full_tile<unsigned short, BLOCK>(reinterpret_cast<const unsigned short*>(in),
+                                   reinterpret_cast<unsigned short*>(out), rows, static_cast<unsigned>(ld));
 }
