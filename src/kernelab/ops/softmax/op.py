@@ -13,7 +13,9 @@ same widths) is v7's ring with a row's C blocks an ordinary group of a cooperati
 widths) is v7's ring read once into registers, where the exps are kept (one shared-memory sweep,
 one exp an element, the stage refilled before the exchange); v11 (sm_90+, same widths) is v10's
 rows in v9's cooperative groups (any C, every SM); v12 (sm_90+, same widths) is v10 with each
-cluster's next row taken from a global counter at run time; v4 picks among them
+cluster's next row taken from a global counter at run time; v13 (sm_90+, same widths) holds a
+block's share as raw 16-byte vectors in the registers of 1024 threads (clusters of 2 fill every SM
+at 131072 bf16), the exps computed twice; v4 picks among them
 by N, dtype and GPU (the table DISPATCH_SM90 below, with the measurements behind it).
 
 Work: read x once, write y once: 2 * M * N * element size bytes. About 5 fp32 operations per
