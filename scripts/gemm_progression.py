@@ -6,8 +6,9 @@ Usage: python3 scripts/gemm_progression.py docs/runs/nvidia-h200-<stamp>.json
 
 from __future__ import annotations
 
-import json
 import sys
+
+from kernelab.report.results import read_json  # .json or .json.gz
 
 SHAPES = {"float32": ("4096x4096x4096", "2048x2048x2048"), "bfloat16": ("4096x4096x4096", "8192x8192x8192")}
 
@@ -38,4 +39,4 @@ def progression(run: dict) -> str:
 
 
 if __name__ == "__main__":
-    print(progression(json.load(open(sys.argv[1]))))
+    print(progression(read_json(sys.argv[1])))

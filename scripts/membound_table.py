@@ -8,8 +8,9 @@ Usage: python3 scripts/membound_table.py docs/runs/nvidia-h200-<stamp>.json
 from __future__ import annotations
 
 import collections
-import json
 import sys
+
+from kernelab.report.results import read_json  # .json or .json.gz
 
 OPS = ("gelu_bias", "layernorm", "rmsnorm", "softmax", "sum", "transpose")
 NOT_PEERS = ("copy_(m.t())",)  # runs before the suite knew OpSpec.baselines counted it as a peer
@@ -39,4 +40,4 @@ def table(run: dict) -> str:
 
 
 if __name__ == "__main__":
-    print(table(json.load(open(sys.argv[1]))))
+    print(table(read_json(sys.argv[1])))

@@ -40,6 +40,21 @@ def test_json_round_trip(tmp_path):
     assert back.to_dict()["rows"] == r.to_dict()["rows"]
 
 
+def test_load_reads_gzipped_results(tmp_path):
+    """Older runs under docs/runs are kept as .json.gz; load (and the scripts' read_json) read them."""
+    import gzip
+
+    r = sample_results()
+    path = r.save(tmp_path)
+    gz = tmp_path / (path.name + ".gz")
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert load(gz).to_dict()["rows"] == load(path).to_dict()["rows"] == r.to_dict()["rows"]
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(b"not gzip")
+    with pytest.raises(ValueError, match="bad.json.gz is not valid JSON"):
+        load(bad)
+
+
 def test_load_refuses_other_json(tmp_path):
     p = tmp_path / "x.json"
     p.write_text('{"schema": "something-else"}')

@@ -8,6 +8,7 @@ plots and `kernelab compare` work from stored files without importing the suite.
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import json
 import os
 import platform
@@ -140,12 +141,20 @@ def _json_default(o):
     raise TypeError(f"cannot serialise {type(o).__name__}")
 
 
-def load(path: str | Path) -> Results:
+def read_json(path: str | Path):
+    """A results file's JSON, plain or gzipped (`.json.gz`: older runs under docs/runs are kept
+    compressed, so the tree the GPU tool copies stays small)."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no results file at {p}; `kernelab run` writes them under results/")
     try:
-        data = json.loads(p.read_text())
-    except ValueError as e:
-        raise ValueError(f"{p} is not valid JSON: {e}") from None
-    return Results.from_dict(data)
+        if p.suffix == ".gz":
+            with gzip.open(p, "rt", encoding="utf-8") as f:
+                return json.load(f)
+        return json.loads(p.read_text())
+    except (ValueError, OSError, EOFError) as e:
+        raise ValueError(f"{p} is not valid JSON{' (gzip)' if p.suffix == '.gz' else ''}: {e}") from None
+
+
+def load(path: str | Path) -> Results:
+    return Results.from_dict(read_json(path))
