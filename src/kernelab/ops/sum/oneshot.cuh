@@ -1,8 +1,8 @@
 // oneshot.cuh: the chunk sum sum v3, v4, v5 and v6 share (chunk c: BLOCK x VECS consecutive
 // 16-byte vectors; v3-v5 sum chunk blockIdx.x, v6 the chunks its blocks take from a counter), and
 // v3 / v5's pass and finish (PDL = true: v5's programmatic dependent launch hooks, which v6 uses
-// too). The including file defines BLOCK (threads per block), VECS (16-byte vectors per thread)
-// and X_LOAD, and includes reduce.cuh.
+// too). The including file includes oneshot_knobs.cuh (BLOCK threads per block, VECS 16-byte
+// vectors per thread, X_LOAD; v4 defines its own) and reduce.cuh first.
 #pragma once
 
 // Programmatic dependent launch (sm_90+; compiled out below, where a finish is a plain launch).

@@ -36,18 +36,7 @@
 // @deterministic yes: the grid depends only on n, every block and the second pass add in a fixed order; no float atomics.
 #include <cuda_bf16.h>
 
-#ifndef BLOCK
-#define BLOCK 256
-#endif
-#ifndef VECS
-#define VECS 8
-#endif
-#ifndef FINISH_BLOCK
-#define FINISH_BLOCK 1024
-#endif
-#ifndef X_LOAD
-#define X_LOAD 3
-#endif
+#include "oneshot_knobs.cuh"  // BLOCK, VECS, FINISH_BLOCK, X_LOAD (one set for v3, v5, v6)
 
 #include "reduce.cuh"   // v2's to_f32, sum16, warp_sum, block_sum
 #include "oneshot.cuh"  // v3's pass and finish, here with the PDL hooks

@@ -60,18 +60,7 @@
 // @deterministic yes: chunk c's partial has v3's bits whichever block sums it, and the finish adds the partials in a fixed order; the only atomic is an integer ticket that picks a block, not an order.
 #include <cuda_bf16.h>
 
-#ifndef BLOCK
-#define BLOCK 256
-#endif
-#ifndef VECS
-#define VECS 8
-#endif
-#ifndef FINISH_BLOCK
-#define FINISH_BLOCK 1024
-#endif
-#ifndef X_LOAD
-#define X_LOAD 3
-#endif
+#include "oneshot_knobs.cuh"  // BLOCK, VECS, FINISH_BLOCK, X_LOAD (one set for v3, v5, v6)
 
 #include "reduce.cuh"   // v2's to_f32, sum16, warp_sum, block_sum
 #include "oneshot.cuh"  // chunk_sum (v3's chunk, by index), v3 / v5's finish, the PDL hooks
