@@ -116,33 +116,42 @@ struct Lean {
   unsigned long long ld;
   bool vectors;  // 16-byte vectors of m's rows and out's rows: both pointers aligned, both row strides whole vectors
 
+  // A whole tile in 16-byte vectors: `at_m(i, jv)` is vector jv of the tile's row i in m, `at_out(j, iv)`
+  // vector iv of its column j in out (the contract kernel's 64-bit addresses from the tile's corner,
+  // full_tile's 32-bit offsets from the matrix's start).
+  template <typename AtM, typename AtOut>
+  static __device__ __forceinline__ void vector_tile(Tile& t, AtM at_m, AtOut at_out) {
+    uint4 v[PER_THREAD];
+#pragma unroll
+    for (unsigned p = 0; p < PER_THREAD; ++p) {  // all loads in flight before the first use
+      const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
+      v[p] = ld_global_v4(at_m(i, jv));
+    }
+#pragma unroll
+    for (unsigned p = 0; p < PER_THREAD; ++p) {
+      const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
+      unsigned* row = reinterpret_cast<unsigned*>(&t[i][jv * V]);  // 4-byte aligned: PAD keeps rows even
+      row[0] = v[p].x; row[1] = v[p].y; row[2] = v[p].z; row[3] = v[p].w;
+    }
+    __syncthreads();
+#pragma unroll
+    for (unsigned p = 0; p < PER_THREAD; ++p) {  // out row j (column j of the tile), rows iv V.. of m
+      const unsigned q = threadIdx.x + p * BLOCK_SIZE, j = q / VPR, iv = q % VPR;
+      B e[V];
+#pragma unroll
+      for (unsigned k = 0; k < V; ++k) e[k] = t[iv * V + k][j];
+      st_global_v4(at_out(j, iv), pack<B>(e));
+    }
+  }
+
   // Tile (row tile tr, column tile ct): the vector path inside the matrix, v2's element path at its edges.
   __device__ __forceinline__ void tile(Tile& t, unsigned tr, unsigned ct) const {
     const unsigned r0 = tr * TILE, c0 = ct * TILE;
     if (vectors && r0 + TILE <= rows && c0 + TILE <= cols) {  // uniform across the block
       const B* src = in + (unsigned long long)r0 * ld + c0;      // the tile's corner in m
       B* dst = out + (unsigned long long)c0 * rows + r0;         // and in out
-      uint4 v[PER_THREAD];
-#pragma unroll
-      for (unsigned p = 0; p < PER_THREAD; ++p) {  // all loads in flight before the first use
-        const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
-        v[p] = ld_global_v4(src + (unsigned long long)i * ld + jv * V);
-      }
-#pragma unroll
-      for (unsigned p = 0; p < PER_THREAD; ++p) {
-        const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
-        unsigned* row = reinterpret_cast<unsigned*>(&t[i][jv * V]);  // 4-byte aligned: PAD keeps rows even
-        row[0] = v[p].x; row[1] = v[p].y; row[2] = v[p].z; row[3] = v[p].w;
-      }
-      __syncthreads();
-#pragma unroll
-      for (unsigned p = 0; p < PER_THREAD; ++p) {  // out row j (column j of the tile), rows iv V.. of m
-        const unsigned q = threadIdx.x + p * BLOCK_SIZE, j = q / VPR, iv = q % VPR;
-        B e[V];
-#pragma unroll
-        for (unsigned k = 0; k < V; ++k) e[k] = t[iv * V + k][j];
-        st_global_v4(dst + (unsigned long long)j * rows + iv * V, pack<B>(e));
-      }
+      vector_tile(t, [&](unsigned i, unsigned jv) { return src + (unsigned long long)i * ld + jv * V; },
+                  [&](unsigned j, unsigned iv) { return dst + (unsigned long long)j * rows + iv * V; });
     } else {  // an edge tile, or rows that are not whole 16-byte vectors: v2's element path
       // (not unrolled: edge tiles are few, and unrolled their 64-bit addresses took 64+ registers)
       const unsigned lane = threadIdx.x % TILE;
@@ -196,30 +205,11 @@ __device__ __forceinline__ void lean_transpose(const B* __restrict__ in, B* __re
 template <typename B, unsigned BLOCK_SIZE>
 __device__ __forceinline__ void full_tile(const B* __restrict__ in, B* __restrict__ out, unsigned rows, unsigned ld) {
   using L = Lean<B, BLOCK_SIZE>;
-  constexpr unsigned TILE = L::TILE, V = L::V, VPR = L::VPR, PER_THREAD = L::PER_THREAD;
+  constexpr unsigned TILE = L::TILE, V = L::V;
   __shared__ __align__(16) typename L::Tile t;
   const unsigned r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE;
-  uint4 v[PER_THREAD];
-#pragma unroll
-  for (unsigned p = 0; p < PER_THREAD; ++p) {  // all loads in flight before the first use
-    const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
-    v[p] = ld_global_v4(in + ((r0 + i) * ld + c0 + jv * V));
-  }
-#pragma unroll
-  for (unsigned p = 0; p < PER_THREAD; ++p) {
-    const unsigned q = threadIdx.x + p * BLOCK_SIZE, i = q / VPR, jv = q % VPR;
-    unsigned* row = reinterpret_cast<unsigned*>(&t[i][jv * V]);
-    row[0] = v[p].x; row[1] = v[p].y; row[2] = v[p].z; row[3] = v[p].w;
-  }
-  __syncthreads();
-#pragma unroll
-  for (unsigned p = 0; p < PER_THREAD; ++p) {
-    const unsigned q = threadIdx.x + p * BLOCK_SIZE, j = q / VPR, iv = q % VPR;
-    B e[V];
-#pragma unroll
-    for (unsigned k = 0; k < V; ++k) e[k] = t[iv * V + k][j];
-    st_global_v4(out + ((c0 + j) * rows + r0 + iv * V), pack<B>(e));
-  }
+  L::vector_tile(t, [&](unsigned i, unsigned jv) { return in + ((r0 + i) * ld + c0 + jv * V); },
+                 [&](unsigned j, unsigned iv) { return out + ((c0 + j) * rows + r0 + iv * V); });
 }
 
 // 1024 threads an SM at least: <= 64 registers (at 64 threads and no minimum, ptxas took 128 for the

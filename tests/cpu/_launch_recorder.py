@@ -1,0 +1,31 @@
+"""Launches recorded without a GPU: an op's launch against a stand-in module (compiled for `arch`)
+whose kernels record (name, positional arguments, keyword arguments) instead of running, on CPU
+tensors. The softmax tests read v12's and v13's `work` counters and cluster geometry from it, the
+transpose tests which v8 instance a case takes."""
+
+from __future__ import annotations
+
+
+def record_launches(op, runs, arch: str = "sm_90") -> list[tuple]:
+    """op.launch for each (variant, case) of `runs`, starting from the contract kernel; the calls
+    the launches made, in order."""
+    calls = []
+
+    class Module:
+        compiled = type("Compiled", (), {"arch": arch})()
+
+        def kernel(self, name):
+            return Kernel(name)
+
+    class Kernel:
+        def __init__(self, name):
+            self.name, self.module = name, Module()
+
+        def __call__(self, *args, **kw):
+            calls.append((self.name, args, kw))
+
+    for v, case in runs:
+        inputs = op.make_inputs(case, 0, "cpu")
+        outputs = op.make_outputs(case, inputs)
+        op.launch(Kernel(op.kernel_name(case.dtype)), v, case, inputs, outputs)
+    return calls
