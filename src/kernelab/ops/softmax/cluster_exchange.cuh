@@ -56,6 +56,18 @@ __device__ __forceinline__ void push_pair(float2* slot, unsigned long long* bar,
                : "memory");
 }
 
+// After thread 0's mbarrier inits and their fence.mbarrier_init: every block of the cluster waits for
+// every other's (C > 1; a relaxed arrive, no MEMBAR: the fence publishes the inits), or the block's
+// threads for thread 0's (C = 1). Once, before a kernel's row loop.
+template <int C>
+__device__ __forceinline__ void sync_after_init() {
+  if constexpr (C > 1) {
+    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+}
+
 // Row i's (max, sum) pair of this block (rank `rank` of C) for every block of the cluster, and the
 // row's pair merged from all C: thread t < C pushes it into slot `rank` of block t's buffer b = i & 1,
 // counted on that block's xbar[b]; every warp waits for its own C pairs (parity (i >> 1) & 1) and

@@ -204,11 +204,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (X == Exchange::cluster && C > 1) {
-    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
-  } else {
-    __syncthreads();
-  }
+  sync_after_init<X == Exchange::cluster ? C : 1>();  // cluster_exchange.cuh
   const int q = blockIdx.x / C, Q = gridDim.x / C;
   if (q >= M) return;  // the whole cluster / group (all its blocks have the same q)
   const int rows_mine = (M - 1 - q) / Q + 1;
@@ -277,11 +273,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (C > 1) {
-    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
-  } else {
-    __syncthreads();
-  }
+  sync_after_init<C>();  // cluster_exchange.cuh
   // Prologue: rows 0 .. S taken (S + 1: one ahead of the refills), rows 0 .. S - 1 staged.
   if (tid == 0) {
 #pragma unroll 1

@@ -108,11 +108,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (C > 1) {
-    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
-  } else {
-    __syncthreads();
-  }
+  sync_after_init<C>();  // cluster_exchange.cuh
   if (tid == 0) {
     handed.arm(0);
     handed.arm(1);

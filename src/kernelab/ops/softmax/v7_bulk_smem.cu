@@ -177,12 +177,7 @@ __device__ __forceinline__ void bulk_rows(const T* __restrict__ x, T* __restrict
     mbar_init(&xbar[1], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (C > 1) {
-    // Once, before the loop. Relaxed arrive (no MEMBAR): the init is published by the fence above.
-    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");
-  } else {
-    __syncthreads();
-  }
+  sync_after_init<C>();  // cluster_exchange.cuh: once, before the loop
   const int q = blockIdx.x / C, Q = gridDim.x / C;
   if (q >= M) return;  // the whole cluster (all its blocks have the same q)
   const int rows_mine = (M - 1 - q) / Q + 1;  // rows q, q + Q, ... < M

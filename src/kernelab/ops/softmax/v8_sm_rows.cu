@@ -337,11 +337,7 @@ __device__ __forceinline__ void sm_rows(const T* __restrict__ x, T* __restrict__
     mbar_init(&xbar[1], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (C > 1) {
-    asm volatile("barrier.cluster.arrive.relaxed;\n barrier.cluster.wait;" ::: "memory");  // as v7: once
-  } else {
-    __syncthreads();
-  }
+  sync_after_init<C>();  // cluster_exchange.cuh, as v7: once
   const int q = blockIdx.x / C, Q = gridDim.x / C;
   if (q >= M) return;  // the whole cluster (all its blocks have the same q)
   const int rows_mine = (M - 1 - q) / Q + 1;
