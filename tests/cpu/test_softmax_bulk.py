@@ -21,7 +21,7 @@ from kernelab.ops import Case, discover
 from kernelab.ops.build import compile_variant
 from kernelab.ops.softmax import op as softmax_op
 
-from ._softmax_launch import record_launches
+from ._launch_recorder import record_launches
 
 OP = discover()["softmax"]
 V7 = OP.variant("v7_bulk_smem")
@@ -206,7 +206,8 @@ def test_v12_sass_takes_rows_with_atomics_and_pushes_them():
 def test_v12_launch_passes_the_stream_counters(monkeypatch):
     """The launch adds `work` (two int32, this stream's slot of dynamic_work) after M, N; v10's does not."""
     case = Case((64, 131072), "bfloat16")
-    calls = record_launches(monkeypatch, [(V12, case), (OP.variant("v4_dispatch"), case), (V10, case)], grid=30)
+    monkeypatch.setattr(softmax_op, "persistent_grid", lambda k, p, m: 30)
+    calls = record_launches(OP, [(V12, case), (OP.variant("v4_dispatch"), case), (V10, case)])
     (n12, a12, kw12), (n4, a4, kw4), (n10, a10, kw10) = calls
     assert n12 == n4 == "softmax_dy_c8_bf16" and n10 == "softmax_bk_c8_bf16"
     assert len(a12) == len(a4) == 5 and len(a10) == 4 and a12[2:4] == (64, 131072)

@@ -18,7 +18,7 @@ from kernelab.gpu import CompileError, compile_file, toolchain
 from kernelab.ops import Case, discover
 from kernelab.ops.softmax import op as softmax_op
 
-from ._softmax_launch import record_launches
+from ._launch_recorder import record_launches
 
 OP = discover()["softmax"]
 V13 = OP.variant("v13_packed_regs")
@@ -94,8 +94,8 @@ def test_sass_holds_raw_vectors_and_stores_16_bytes():
 def test_launch_passes_the_stream_counters(monkeypatch):
     """v13 and v4's fp32 rows of 32769-65536 launch softmax_pr_* with `work` after M, N, one stage
     of dynamic shared memory and clusters of the plan's C."""
-    calls = record_launches(monkeypatch, [(V13, Case((64, 131072), "bfloat16")), (V4, Case((64, 65536), "float32"))],
-                            grid=66)
+    monkeypatch.setattr(softmax_op, "persistent_grid", lambda k, p, m: 66)
+    calls = record_launches(OP, [(V13, Case((64, 131072), "bfloat16")), (V4, Case((64, 65536), "float32"))])
     (n13, a13, kw13), (n4, a4, kw4) = calls
     assert n13 == "softmax_pr_c2_bf16" and n4 == "softmax_pr_c2_f32"
     assert len(a13) == len(a4) == 5 and a13[2:4] == (64, 131072) and a4[2:4] == (64, 65536)

@@ -16,6 +16,8 @@ from kernelab.gpu import compile_file, toolchain
 from kernelab.ops import Case, discover
 from kernelab.ops.transpose import op as transpose_op
 
+from ._launch_recorder import record_launches
+
 OP = discover()["transpose"]
 V8 = OP.variant("v8_lean_tiles")
 FULL = dataclasses.replace(V8, meta={**V8.meta, "full_tiles": "1"})
@@ -23,24 +25,7 @@ FULL = dataclasses.replace(V8, meta={**V8.meta, "full_tiles": "1"})
 
 def _record(v, case):
     """The kernel name and grid OP.launch calls for `case` on CPU tensors (a stand-in module)."""
-    calls = []
-
-    class Kernel:
-        def __init__(self, name):
-            self.name = name
-            self.module = Mod()
-
-        def __call__(self, *args, **kw):
-            calls.append((self.name, args, kw))
-
-    class Mod:
-        def kernel(self, name):
-            return Kernel(name)
-
-    inputs = OP.make_inputs(case, 0, "cpu")
-    outputs = OP.make_outputs(case, inputs)
-    OP.launch(Kernel(OP.kernel_name(case.dtype)), v, case, inputs, outputs)
-    (name, args, kw), = calls
+    (name, args, kw), = record_launches(OP, [(v, case)])
     return name, kw["grid"]
 
 

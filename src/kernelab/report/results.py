@@ -152,7 +152,7 @@ def read_json(path: str | Path):
             with gzip.open(p, "rt", encoding="utf-8") as f:
                 return json.load(f)
         return json.loads(p.read_text())
-    except (ValueError, OSError, EOFError) as e:
+    except (ValueError, gzip.BadGzipFile, EOFError) as e:  # not JSON, not gzip, cut short; I/O errors propagate
         raise ValueError(f"{p} is not valid JSON{' (gzip)' if p.suffix == '.gz' else ''}: {e}") from None
 
 
