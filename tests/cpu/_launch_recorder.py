@@ -6,9 +6,9 @@ transpose tests which v8 instance a case takes."""
 from __future__ import annotations
 
 
-def record_launches(op, runs, arch: str = "sm_90") -> list[tuple]:
+def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm: int = 2) -> list[tuple]:
     """op.launch for each (variant, case) of `runs`, starting from the contract kernel; the calls
-    the launches made, in order."""
+    the launches made, in order. The occupancy API's blocks an SM is `blocks_per_sm` for every kernel."""
     calls = []
 
     class Module:
@@ -23,6 +23,9 @@ def record_launches(op, runs, arch: str = "sm_90") -> list[tuple]:
 
         def __call__(self, *args, **kw):
             calls.append((self.name, args, kw))
+
+        def max_active_blocks_per_sm(self, block, dynamic_smem=0):
+            return blocks_per_sm
 
     for v, case in runs:
         inputs = op.make_inputs(case, 0, "cpu")

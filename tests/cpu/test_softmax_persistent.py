@@ -85,7 +85,8 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     # vs v5, the pick until then, 574.7)
     assert _name(V4, 65536) == "softmax_dy_c4" and _name(V4, 65536, dtype="float32") == "softmax_pr_c2"
     assert _name(V4, 32769, dtype="float32") == "softmax_pr_c2"
-    assert _name(V4, 131072) == "softmax_dy_c8" and _name(V4, 262144) == "softmax_dy_c16"
+    # bf16 65537-262144: v14's grids (the main grid's instance here; test_softmax_split_grid.py)
+    assert _name(V4, 131072) == "softmax_sg_a_c8" and _name(V4, 262144) == "softmax_sg_a_c16"
     # fp32 65537-131072: clusters of 16 holding 32 values a thread (527.4 us vs 546.9 at 64 values)
     assert _name(V4, 131072, dtype="float32") == "softmax_dy_e32_c16"
     assert _name(V4, 65537, dtype="float32") == "softmax_dy_e32_c16"

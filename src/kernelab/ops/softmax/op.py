@@ -145,6 +145,8 @@ class Softmax(OpSpec):
             return dynamic_plan(bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant)))
         if strategy == "packed_regs":  # v13
             return packed_regs_plan(n, tuple(cc), dtype)
+        if strategy == "split_grid":  # v14: the main grid's plan (the launch adds the side grid)
+            return split_main_plan(n, tuple(cc), dtype)
         if strategy == "sm_rows":
             return sm_rows_plan(n, tuple(cc), dtype, *sm_rows_knobs(variant)[:5])
         if strategy == "grid_groups":  # without M and the SM count: the smallest group that fits (launch re-plans)
@@ -176,7 +178,7 @@ class Softmax(OpSpec):
         if variant.meta.get("strategy") == "sm_rows":
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
             return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
-        if variant.meta.get("strategy") == "dispatch":  # v4 holds v10's instances, built with these
+        if variant.meta.get("strategy") in ("dispatch", "split_grid"):  # v4 and v14 hold v12's instances, built with these
             return bulk_defines(*DISPATCH_BULK)
         if variant.meta.get("strategy") != "packed":
             return {}
@@ -206,6 +208,8 @@ class Softmax(OpSpec):
         if p is None:
             raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                              f"use {self.best_variant}, which handles any width")
+        if isinstance(p, BulkPlan) and p.side:  # v14's grids (v14 itself, or v4_dispatch's "split" entries)
+            return split_grid_launch(kernel, variant, case, inputs["x"], outputs["y"])
         name = p.name
         if packed_full(p, n, inputs["x"], outputs["y"]):
             name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
@@ -218,14 +222,15 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs")
+              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
 # clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
-# (v12 with DISPATCH_BULK_E32's), "packed_regs" (v13, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the
-# instances every strategy can pick are compiled into v4_dispatch.cu.
+# (v12 with DISPATCH_BULK_E32's), "packed_regs" (v13, sm_90+), "split" (v14: v12's and v13's grids,
+# sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the instances every
+# strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
 #   bf16 32768 x 8192:   v1 271.9 (torch.compile 609.7)
@@ -259,8 +264,13 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   4096 x 65536 535.3 / 535.2 us vs v4's then pick v5 574.7 / 573.3 (-6.8%): v13 takes fp32
 #   32769-65536 (32769-65535 by proximity: unmeasured). It lost elsewhere: bf16 2048 x 131072 289.6
 #   vs v12 277.0, bf16 4096 x 65536 277.7 vs 268.4, fp32 2048 x 131072 543.0 vs 526.2.
+# Session 13 (docs/runs/2026-12-01-h200-sweep_membound_s13_split.json, one process): v14_split_grid
+#   (v12's clusters plus v13's on the SMs they leave, one row counter) bf16 2048 x 131072 268.0 / 267.7
+#   us vs v12 275.7 / 275.4, 1024 x 262144 286.6 / 287.7 vs 303.6 / 303.8: v14 ("split") takes bf16
+#   65537-262144 (the widths between by proximity: unmeasured). No gain at bf16 4096 x 65536 (269.5
+#   / 268.8 vs 268.3 / 267.6) nor fp32 2048 x 131072 (526.4 / 526.7 vs 527.8 / 526.6): those stay.
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "dynamic")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (65536, "dynamic"), (rows.MAX_CLUSTER_N, "split")),
     "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "packed_regs"), (131072, "dynamic_e32"),
                 (rows.MAX_CLUSTER_N, "dynamic")),
 }
@@ -437,11 +447,13 @@ BULK_STATIC_MAX = 1024
 
 @dataclasses.dataclass(frozen=True)
 class BulkPlan(Plan):
-    """A v7 plan: also the dynamic shared memory (bytes) its launch asks for, and whether the kernel
-    takes v12's `work` counters (this stream's slot of dynamic_work) after M, N."""
+    """A v7 plan: also the dynamic shared memory (bytes) its launch asks for, whether the kernel
+    takes v12's `work` counters (this stream's slot of dynamic_work) after M, N, and whether it is
+    v14's main grid (the launch adds v14's side grid: split_grid_launch)."""
 
     smem: int = 0
     work: bool = False
+    side: bool = False
 
     def __str__(self) -> str:
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
@@ -543,6 +555,90 @@ def packed_regs_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> Bu
             return BulkPlan(f"softmax_pr_c{c}", PACKED_REGS_THREADS, 1, c, capacity=c * stage // 16 * v,
                             persistent=True, smem=stage, work=True)
     return None
+
+
+# ---- v14_split_grid: v12's clusters and v13's on the SMs they leave, one row counter ---------------
+# The main grid is the v12 instance v4_dispatch would pick (DISPATCH_BULK, or DISPATCH_BULK_E32 for
+# fp32 rows of up to 131072), named softmax_sg_a_*; the side grid is v13's plan, named softmax_sg_b_*.
+def split_main_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
+    """v14's main grid for rows of n (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
+    if dtype == "float32" and n <= 131072:
+        p = dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_sg_a_e32_")
+    else:
+        p = dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK), "softmax_sg_a_")
+    return None if p is None else dataclasses.replace(p, side=True)
+
+
+def split_side_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
+    """v14's side grid for rows of n: v13's plan under v14's names."""
+    p = packed_regs_plan(n, cc, dtype)
+    return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_pr_", "softmax_sg_b_"))
+
+
+def split_grids(main_fit: int, main_per_sm: int, main_cluster: int, side_fit: int, side_cluster: int,
+                sm_count: int, m: int, margin: int) -> tuple[int, int]:
+    """(main clusters, side clusters) of one v14 launch of m rows. The main grid is v12's persistent
+    one (what fits, at most m); the side grid gets the SMs it leaves (its clusters x C / blocks an
+    SM, rounded up), in clusters of the side's C, at most what the driver fits alone and the rows
+    it may take (m - margin). 0 side clusters: the main grid runs alone, as v12."""
+    main = max(1, min(m, main_fit))
+    used = -(-main * main_cluster // max(1, main_per_sm))
+    side = min(max(0, sm_count - used) // side_cluster, side_fit, max(0, m - margin))
+    return main, side
+
+
+_split_streams: dict = {}  # device index -> (side stream, fork event, join event)
+
+
+def _split_stream(device):
+    """The side stream of `device` and the two events that fork it from, and join it to, the
+    caller's stream (made on the first, eager, call: not inside a graph capture)."""
+    import torch
+
+    key = device.index if device.index is not None else torch.cuda.current_device()
+    s = _split_streams.get(key)
+    if s is None:
+        s = _split_streams[key] = (torch.cuda.Stream(device), torch.cuda.Event(), torch.cuda.Event())
+    return s
+
+
+def split_grid_launch(kernel, variant, case, x, y) -> None:
+    """v14: the main grid on the caller's stream, then (when the main grid leaves SMs free) the side
+    grid on a second stream that waits for what the caller's stream held before and that the
+    caller's stream then waits for. Both take rows from this stream's `work` counters."""
+    import torch
+
+    from kernelab.gpu import device_info
+
+    m, n = case.shape
+    cc = rows.arch_cc(kernel)
+    pa, pb = split_main_plan(n, cc, case.dtype), split_side_plan(n, cc, case.dtype)
+    if pa is None:
+        raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
+                         f"use {OP.best_variant}, which handles any width")
+    dt = DTYPES[case.dtype]
+    margin = variant.meta_int("side_margin", 128)
+    ka = kernel.module.kernel(f"{pa.name}_{dt}")
+    fit_a = persistent_grid(ka, pa, 1 << 30)  # the clusters the driver fits (each grid alone)
+    main, side = min(m, fit_a), 0
+    if pb is not None and m > margin:  # else the side grid would get no rows: v12 alone
+        kb = kernel.module.kernel(f"{pb.name}_{dt}")
+        fit_b = persistent_grid(kb, pb, 1 << 30)
+        main, side = split_grids(fit_a, ka.max_active_blocks_per_sm(pa.block, pa.smem), pa.cluster, fit_b,
+                                 pb.cluster, device_info().sm_count, m, margin)
+    work = dynamic_work(x.device)
+    if side == 0:
+        ka(x, y, m, n, work, 0, grid=main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)
+        return
+    stream, fork, join = _split_stream(x.device)
+    caller = torch.cuda.current_stream(x.device)
+    fork.record(caller)
+    ka(x, y, m, n, work, main + side, grid=main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)
+    stream.wait_event(fork)
+    kb(x, y, m, n, work, main + side, m - margin, grid=side, block=pb.block,
+       cluster=pb.cluster, shared_mem=pb.smem, stream=stream)
+    join.record(stream)
+    caller.wait_event(join)
 
 
 # ---- v8_sm_rows' instances ---------------------------------------------------------------------
@@ -836,6 +932,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_dy_e32_")
     if strategy == "packed_regs":  # v13 (v4 holds its instances)
         return packed_regs_plan(n, cc, dtype)
+    if strategy == "split":  # v14's two grids (v4 holds its bf16 instances)
+        return split_main_plan(n, cc, dtype)
     raise ValueError(f"unknown softmax strategy {strategy!r}")
 
 
@@ -861,7 +959,7 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
 def _limit(variant, dtype: str = "bfloat16") -> str:
     if variant.meta.get("strategy") == "packed":
         return str(packed_max_n(packed_knobs(variant)[2], dtype))
-    if variant.meta.get("strategy") in ("bulk", "dynamic"):
+    if variant.meta.get("strategy") in ("bulk", "dynamic", "split_grid"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     if variant.meta.get("strategy") in ("sm_rows", "packed_regs"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"

@@ -44,13 +44,21 @@ struct Slots {
   }
 };
 
-// The leader, at exit: counts its cluster finished; the last of the grid's clusters of C blocks puts
-// both counters back to 0.
+// The leader, at exit: counts its cluster finished; the last of `clusters` clusters to finish puts both
+// counters back to 0. `clusters` counts every cluster that takes rows from `work`: the grid's own
+// (gridDim.x / C, the overload below), or those of two grids sharing one counter (v14_split_grid).
+__device__ __forceinline__ void finish_of(unsigned* __restrict__ work, unsigned clusters) {
+  __threadfence();  // this cluster's takes before its count
+  if (atomicAdd(&work[1], 1u) == clusters - 1) {  // the last cluster: every take is done
+    work[0] = 0;
+    work[1] = 0;
+  }
+}
 template <int C>
 __device__ __forceinline__ void finish(unsigned* __restrict__ work) {
-  __threadfence();  // this cluster's takes before its count
+  __threadfence();  // written out, not finish_of(work, gridDim.x / C): v12's and v13's SASS stay as measured
   const unsigned clusters = gridDim.x / C;
-  if (atomicAdd(&work[1], 1u) == clusters - 1) {  // the last cluster: every take is done
+  if (atomicAdd(&work[1], 1u) == clusters - 1) {
     work[0] = 0;
     work[1] = 0;
   }

@@ -239,9 +239,11 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
 //   (work[1], counted after a fence) puts both counters back to 0 for the next launch on the stream.
 // E: fp32 values a thread holds (default the SB_ELEMS knob; v4_dispatch also builds E = 32 clusters
 // of 16 for fp32 rows of up to 131072, beside the SB_ELEMS instances).
+// clusters: how many clusters take rows from `work` (0: this grid's, gridDim.x / C; v14_split_grid
+// passes its two grids' total, since the last of them resets the counters).
 template <typename T, int C, int E = SB_ELEMS>
 __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
-                                             unsigned* __restrict__ work) {
+                                             unsigned* __restrict__ work, unsigned clusters = 0u) {
   constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V, R = 2 * S;
   // Any C of 1..16 is correct (chunk_of splits a row over any C); op.py's plans use powers of two,
   // scripts/cluster_shapes.py measures others (whole clusters fill more of an SM's block slots).
@@ -318,7 +320,13 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
       for (int j = i + 1; j <= i + S; ++j) handed.index_of(j);
     }
   }
-  if (leader) handout::finish<C>(work);
+  if (leader) {
+    if (clusters) {
+      handout::finish_of(work, clusters);
+    } else {
+      handout::finish<C>(work);
+    }
+  }
 }
 
 }  // namespace staged

@@ -78,9 +78,14 @@ extern __shared__ __align__(128) uint4 stage[];
 // Exchange (C > 1): v12's pairs and double-buffered mbarriers (b = i & 1, parity (i >> 1) & 1).
 // Exit: the first index >= M (rows are taken in increasing order, so no copy is in flight); each
 //   block waits for row i + 1's index, the last push made to it; the last cluster resets work.
-template <typename T, int C>
+// Split (v14_split_grid, this kernel the side grid beside v12's clusters): the leader stops taking
+//   rows once a take returns an index >= `stop` (that row is still done) and hands out M from then
+//   on, so the last rows go to the faster main grid; `clusters` counts both grids' clusters for the
+//   reset.
+template <typename T, int C, bool Split = false>
 __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
-                                                unsigned* __restrict__ work) {
+                                                unsigned* __restrict__ work, unsigned clusters = 0u,
+                                                unsigned stop = 0u) {
   constexpr int V = rows::Traits<T>::V;
   static_assert(C == 1 || C == 2 || C == 4 || C == 8, "C is 1, 2, 4 or 8 blocks a cluster");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
@@ -101,6 +106,17 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
   const int tid = threadIdx.x, lane = tid & 31;
   const bool leader = rank == 0 && tid == 0;
   const handout::Slots<C, R> handed{rowbar, row_of};  // row_handout.cuh
+  bool taking = true;  // Split: the leader still takes rows
+  auto take = [&]() -> unsigned {
+    if constexpr (!Split) {
+      return atomicAdd(&work[0], 1u);
+    } else {
+      if (!taking) return (unsigned)M;
+      const unsigned r = atomicAdd(&work[0], 1u);
+      taking = r < stop;
+      return r;
+    }
+  };
   if (tid == 0) {
     mbar_init(&full[0], 1);
     mbar_init(&xbar[0], 1);
@@ -114,8 +130,8 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     handed.arm(1);
   }
   if (leader) {
-    handed.hand(0, atomicAdd(&work[0], 1u));
-    handed.hand(1, atomicAdd(&work[0], 1u));
+    handed.hand(0, take());
+    handed.hand(1, take());
   }
   if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
   if (tid == 0) {
@@ -129,7 +145,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     if (tid == 0) handed.arm(i + 2);
     const unsigned r = handed.index_of(i);
     if (r >= (unsigned)M) break;
-    const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;  // row i + 2; its round trip runs under the sweep
+    const unsigned next = leader ? take() : 0u;  // row i + 2; its round trip runs under the sweep
 
     const size_t base = (size_t)r * N;
     const T* xr = x + base;
@@ -220,7 +236,13 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
   if constexpr (C > 1) {
     if (tid == 0) handed.index_of(i + 1);
   }
-  if (leader) handout::finish<C>(work);
+  if (leader) {
+    if constexpr (Split) {
+      handout::finish_of(work, clusters);
+    } else {
+      handout::finish<C>(work);
+    }
+  }
 }
 
 }  // namespace preg

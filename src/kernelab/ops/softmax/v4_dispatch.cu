@@ -1,6 +1,6 @@
-// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12 or v13 by row width, dtype and GPU.
+// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12, v13 or v14 by row width, dtype and GPU.
 //
-// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6, v12 and v13 that the op's
+// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v12-v14 that the op's
 //   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
 //   figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
@@ -19,6 +19,9 @@
 //                               276.4 us vs v10 283.6, fp32 549.6 vs 547.0-548.7: same); fp32 rows
 //                               of 65537-131072 in clusters of 16 holding 32 values a thread
 //                               (2048 x 131072 fp32 527.4 us vs 546.9 with 64 values);
+//                               bf16 65537-262144: v14_split_grid (session 13): v12's clusters plus
+//                               v13's on the 12 SMs they leave, one row counter (2048 x 131072 bf16
+//                               268.0 us vs v12 275.7; 1024 x 262144 286.6 vs 303.6);
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
 //   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
 //   in op.py ("persistent" in DISPATCH_SM90).
@@ -48,7 +51,7 @@
 // as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS): bf16 rows of 32769-262144, fp32 65537-262144.
 #include "v12_dynamic_rows.cu"
 // v13_packed_regs: fp32 rows of 32769-65536 (1024-thread blocks holding raw vectors, clusters of 2).
-#include "v13_packed_regs.cu"
+#include "v13_packed_regs.cu"  // (and, with the split entry points below, v14_split_grid's side grid)
 #endif
 
 // v0: one warp per row, 8 rows per 256-thread block.
@@ -336,4 +339,19 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_pr_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_pr_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+
+// v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
+// caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
+// split_grid_launch launches both. The sm_90 / sm_100 plans take main C = 8 / 16 and side C = 2 / 4;
+// sm_120 (99 KiB a block) side C = 4 / 8.
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
+softmax_sg_a_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 8, SB_ELEMS>(x, y, M, N, work, clusters); }
+extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
+softmax_sg_a_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, SB_ELEMS>(x, y, M, N, work, clusters); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_sg_b_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2, true>(x, y, M, N, work, clusters, stop); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_sg_b_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, true>(x, y, M, N, work, clusters, stop); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_sg_b_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, true>(x, y, M, N, work, clusters, stop); }
 #endif
