@@ -31,8 +31,10 @@ def _record(v, case):
 
 @pytest.mark.parametrize("dtype,sfx", [("float32", "f32"), ("bfloat16", "bf16")])
 def test_launch_takes_the_whole_tile_instance_only_where_it_applies(dtype, sfx):
-    assert V8.meta_int("full_tiles", 0) == 0  # off in the header until a sweep measures it
-    assert _record(V8, Case((256, 512), dtype))[0] == f"transpose_{sfx}"
+    assert V8.meta_int("full_tiles", 0) == 1  # on in the header (session 13's sweep)
+    bare = dataclasses.replace(V8, meta={**V8.meta, "full_tiles": "0"})
+    assert _record(bare, Case((256, 512), dtype))[0] == f"transpose_{sfx}"
+    assert _record(V8, Case((256, 512), dtype))[0] == f"transpose_full_{sfx}"
     assert _record(FULL, Case((256, 512), dtype)) == (f"transpose_full_{sfx}", (16, 8))
     assert _record(FULL, Case((96, 4096), dtype))[0] == f"transpose_full_{sfx}"
     vec = 4 if dtype == "float32" else 8

@@ -40,11 +40,16 @@
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 //
 // Knobs (#ifndef macros): BLOCK (64 or 128: whole vectors a thread), LD_KIND, ORDER (below).
-// Header: `@full_tiles 1` makes op.py launch transpose_full_* (below) where it applies; 0 until a
-//   sweep measures it (scripts/sweep_membound_s12.py, SWEEP_SET=fulltiles: 16 instructions before
-//   the first LDG.E.128 in bf16 against the contract kernel's 48, 21 against 61 in fp32, sm_90).
+// Header: `@full_tiles 1` makes op.py launch transpose_full_* (below) where it applies (16
+//   instructions before the first LDG.E.128 in bf16 against the contract kernel's 48, 21 against 61
+//   in fp32, sm_90). Measured (H200, session 13, docs/runs/2026-12-01-h200-sweep_membound_s13_fulltiles.json,
+//   each build twice, alternating, beside torch.compile): 256 x 512 graph mode bf16 1.367 / 1.370 us
+//   vs the contract kernel's 1.408 / 1.413 (torch.compile 1.296 / 1.300: 1.05x where it was 1.09x),
+//   fp32 1.426 / 1.423 vs 1.477 / 1.481 (torch.compile 1.376 / 1.377: 1.03x); 4096^2 graph bf16
+//   19.26 / 19.16 vs 19.39 / 19.40, fp32 36.28 / 36.28 vs 36.41 / 36.46; 16384^2 cold bf16 297.8 /
+//   297.6 vs 299.3 / 299.2, fp32 573.3 / 573.7 vs 573.8 / 573.0 (v4's 16384^2 is faster still). On.
 //
-// @full_tiles 0
+// @full_tiles 1
 // @block 128
 // @tile_rows 32
 // @tile_cols 32
