@@ -7,6 +7,10 @@ Usage (GPU machine): SWEEP_SET=split PYTHONPATH=src python3 scripts/sweep_membou
                to the main grid, and a margin past M (the main grid alone: v12 with the shared
                counter's total, which must time as v12). Checked at 512 rows, where the side grid
                takes rows (at 64 rows a margin of 128 leaves it none).
+    split2:    v14's two side grids: `@side_grid packed_regs` (v13's clusters of 1024-thread blocks)
+               against `online` (v2's 512-thread online rows from the counter, two blocks on each free
+               SM, no cluster), margins 64-256, against v4_dispatch (v14 packed_regs at bf16 rows past
+               65536 since session 13; v12 elsewhere).
     fulltiles: session 12's (scripts/sweep_membound_s12.py): transpose v8's whole-tile instance.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
@@ -38,6 +42,23 @@ def split_sweeps(selected):
     return out
 
 
-sm.sweeps = {"split": split_sweeps, "fulltiles": s12.fulltiles_sweeps}[os.environ.get("SWEEP_SET", "split")]
+def split2_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    v4, v14 = "v4_dispatch", "v14_split_grid"
+    out = []
+    for shape, dt in (((2048, 131072), "bfloat16"), ((2048, 131072), "float32"), ((1024, 262144), "bfloat16"),
+                      ((4096, 65536), "bfloat16")):
+        def side(grid, k, again=""):
+            return Candidate(f"{v14} {grid} margin {k}{again}", "new", v14,
+                             meta={"side_grid": grid, "side_margin": str(k)})
+        out.append(Sweep("softmax", Case(shape, dt), "cold", Case((512, shape[1]), dt), P + [
+            Candidate(v4, "existing", v4), side("packed_regs", 128), side("online", 128), side("online", 64),
+            side("online", 256), Candidate(f"{v4} again", "existing", v4), side("packed_regs", 128, " again"),
+            side("online", 128, " again")]))
+    return out
+
+
+sm.sweeps = {"split": split_sweeps, "split2": split2_sweeps, "fulltiles": s12.fulltiles_sweeps}[os.environ.get("SWEEP_SET", "split")]
 if __name__ == "__main__":
     sys.exit(sm.main())

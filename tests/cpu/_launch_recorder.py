@@ -6,9 +6,10 @@ transpose tests which v8 instance a case takes."""
 from __future__ import annotations
 
 
-def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm: int = 2) -> list[tuple]:
+def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tuple]:
     """op.launch for each (variant, case) of `runs`, starting from the contract kernel; the calls
-    the launches made, in order. The occupancy API's blocks an SM is `blocks_per_sm` for every kernel."""
+    the launches made, in order. The occupancy API's blocks an SM: `blocks_per_sm`, a number for every
+    kernel or a function of (kernel name, block)."""
     calls = []
 
     class Module:
@@ -25,7 +26,7 @@ def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm: int = 2) -> li
             calls.append((self.name, args, kw))
 
         def max_active_blocks_per_sm(self, block, dynamic_smem=0):
-            return blocks_per_sm
+            return blocks_per_sm(self.name, block) if callable(blocks_per_sm) else blocks_per_sm
 
     for v, case in runs:
         inputs = op.make_inputs(case, 0, "cpu")

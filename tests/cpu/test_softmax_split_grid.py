@@ -7,6 +7,8 @@ with the stream's `work` counters and the two grids' cluster total."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -24,7 +26,7 @@ V4 = OP.variant("v4_dispatch")
 
 def test_plans_main_is_v12s_instance_side_is_v13s():
     a = softmax_op.split_main_plan(131072, (9, 0), "bfloat16")
-    b = softmax_op.split_side_plan(131072, (9, 0), "bfloat16")
+    b = softmax_op.split_side_plan(131072, (9, 0), "bfloat16", "packed_regs")
     assert (a.name, a.block, a.cluster, a.work, a.side) == ("softmax_sg_a_c8", 256, 8, True, True)
     assert (b.name, b.block, b.cluster, b.work, b.side) == ("softmax_sg_b_c2", 1024, 2, True, False)
     # the same geometry as the variants they come from (v4's v12 instance, v13)
@@ -33,7 +35,7 @@ def test_plans_main_is_v12s_instance_side_is_v13s():
     pr = softmax_op.packed_regs_plan(131072, (9, 0), "bfloat16")
     assert (b.block, b.cluster, b.smem) == (pr.block, pr.cluster, pr.smem)
     assert softmax_op.split_main_plan(262144, (9, 0), "bfloat16").cluster == 16
-    assert softmax_op.split_side_plan(262144, (9, 0), "bfloat16").cluster == 4
+    assert softmax_op.split_side_plan(262144, (9, 0), "bfloat16", "packed_regs").cluster == 4
     # fp32 rows of up to 131072: v4's 32-value clusters of 16
     assert softmax_op.split_main_plan(131072, (9, 0), "float32").name == "softmax_sg_a_e32_c16"
     assert OP.plan(V14, 131072, (9, 0), "bfloat16") == a
@@ -70,7 +72,7 @@ def test_instances_compile_without_spills(arch):
     m = compile_file(V14.path, arch=arch, defines=OP.defines(V14))
     names = {f"softmax_sg_a_c{c}_{d}" for c in (1, 2, 4, 8, 16) for d in ("bf16", "f32")}
     names |= {f"softmax_sg_b_c{c}_{d}" for c in (1, 2, 4, 8) for d in ("bf16", "f32")}
-    names |= {"softmax_sg_a_e32_c16_bf16", "softmax_sg_a_e32_c16_f32"}
+    names |= {"softmax_sg_a_e32_c16_bf16", "softmax_sg_a_e32_c16_f32", "softmax_sg_o_bf16", "softmax_sg_o_f32"}
     assert names <= set(m.resources)
     for name, r in m.resources.items():
         assert r.spill_stores == r.spill_loads == 0, f"{name} spills on {arch}: {r}"
@@ -94,6 +96,11 @@ class _Event:
         self.log.append((self.name, "recorded on", stream.name))
 
 
+def _per_sm(name, block):
+    """Blocks an SM as on the H200: 1024-thread blocks one, the others two."""
+    return 1 if block == 1024 else 2
+
+
 @pytest.fixture
 def fake_gpu(monkeypatch):
     """An H200 as the launch sees it: 132 SMs, the clusters each instance fits alone (main grids 240
@@ -109,7 +116,7 @@ def fake_gpu(monkeypatch):
 
 
 def test_launch_forks_the_side_grid_and_joins_it(fake_gpu):
-    calls = record_launches(OP, [(V14, Case((2048, 131072), "bfloat16"))], blocks_per_sm=2)
+    calls = record_launches(OP, [(V14, Case((2048, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
     (na, aa, kwa), (nb, ab, kwb) = calls
     assert (na, nb) == ("softmax_sg_a_c8_bf16", "softmax_sg_b_c2_bf16")
     assert aa[2:4] == ab[2:4] == (2048, 131072)
@@ -125,12 +132,30 @@ def test_launch_forks_the_side_grid_and_joins_it(fake_gpu):
 
 def test_launch_without_rows_for_the_side_is_the_main_grid_alone(fake_gpu):
     """M <= @side_margin, or a main grid that fills every SM: one launch, its own cluster count (0)."""
-    calls = record_launches(OP, [(V14, Case((100, 131072), "bfloat16"))])
+    calls = record_launches(OP, [(V14, Case((100, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
     calls += record_launches(OP, [(V14, Case((2048, 131072), "bfloat16"))], blocks_per_sm=1)  # 240 SMs' worth
     assert [(n, a[5], kw["grid"]) for n, a, kw in calls] == [("softmax_sg_a_c8_bf16", 0, 30)] * 2
     assert fake_gpu == []
 
 
 def test_v4_dispatch_launches_v14s_grids(fake_gpu):
-    calls = record_launches(OP, [(V4, Case((1024, 262144), "bfloat16"))])
+    calls = record_launches(OP, [(V4, Case((1024, 262144), "bfloat16"))], blocks_per_sm=_per_sm)
     assert [(n, kw["grid"]) for n, _, kw in calls] == [("softmax_sg_a_c16_bf16", 15), ("softmax_sg_b_c4_bf16", 3)]
+
+
+def test_online_side_grid_takes_two_blocks_on_every_free_sm(fake_gpu, monkeypatch):
+    """`@side_grid online`: v2's rows from the counter in 512-thread blocks of no cluster, two on each
+    of the 12 SMs the main grid leaves; its plan streams any width."""
+    import kernelab.ops.base as base
+
+    monkeypatch.setattr(base, "resident_blocks", lambda k, block: 132 * _per_sm(k.name, block))
+    online = dataclasses.replace(V14, meta={**V14.meta, "side_grid": "online"})
+    p = softmax_op.split_side_plan(131072, (9, 0), "bfloat16", "online")
+    assert (p.name, p.block, p.cluster, p.smem, p.capacity, p.work) == ("softmax_sg_o", 512, None, 0, None, True)
+    calls = record_launches(OP, [(online, Case((2048, 131072), "float32"))], blocks_per_sm=_per_sm)
+    (na, aa, kwa), (nb, ab, kwb) = calls
+    assert (na, nb) == ("softmax_sg_a_e32_c16_f32", "softmax_sg_o_f32")
+    assert kwb["grid"] == 24 and kwb["block"] == 512 and kwb["cluster"] is None and kwb["shared_mem"] == 0
+    assert aa[5] == ab[5] == kwa["grid"] + 24 and ab[6] == 2048 - 128
+    with pytest.raises(ValueError, match="side_grid"):
+        softmax_op.split_side_plan(131072, (9, 0), "bfloat16", "cluster")

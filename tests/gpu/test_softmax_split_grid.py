@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from kernelab.check import compare_outputs, tolerance
-from kernelab.gpu import device_info, synchronize, tensormap
+from kernelab.gpu import device_info, synchronize
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as softmax_op
@@ -32,20 +32,20 @@ def _needs_hopper():
         pytest.skip("v14 needs sm_90 (cp.async.bulk, clusters)")
 
 
-def _with_margin(margin: int):
-    return dataclasses.replace(V14, meta={**V14.meta, "side_margin": str(margin)})
+def _with_margin(margin: int, side_grid: str = "packed_regs"):
+    return dataclasses.replace(V14, meta={**V14.meta, "side_margin": str(margin), "side_grid": side_grid})
 
 
-def _grids(n, dtype, m, margin):
+def _grids(n, dtype, m, margin, side_grid="packed_regs"):
     """(main plan, side plan, main clusters, side clusters) as split_grid_launch computes them."""
     cc = torch.cuda.get_device_capability()
-    pa, pb = softmax_op.split_main_plan(n, cc, dtype), softmax_op.split_side_plan(n, cc, dtype)
+    pa, pb = softmax_op.split_main_plan(n, cc, dtype), softmax_op.split_side_plan(n, cc, dtype, side_grid)
     mod = load_variant(OP, V14)
     ka, kb = mod.kernel(f"{pa.name}_{SUFFIX[dtype]}"), mod.kernel(f"{pb.name}_{SUFFIX[dtype]}")
-    fit_a = tensormap.max_active_clusters(ka, pa.block, (pa.cluster, 1, 1), pa.smem)
-    fit_b = tensormap.max_active_clusters(kb, pb.block, (pb.cluster, 1, 1), pb.smem)
+    fit_a, fit_b = softmax_op.persistent_grid(ka, pa, 1 << 30), softmax_op.persistent_grid(kb, pb, 1 << 30)
     main, side = softmax_op.split_grids(fit_a, ka.max_active_blocks_per_sm(pa.block, pa.smem), pa.cluster, fit_b,
-                                        pb.cluster, device_info().sm_count, m, margin)
+                                        pb.cluster or 1, device_info().sm_count, m, margin,
+                                        kb.max_active_blocks_per_sm(pb.block, pb.smem))
     return pa, pb, main, side
 
 
@@ -55,16 +55,18 @@ CASES = [(2048, 131072, "bfloat16", 0), (700, 131072, "float32", 1), (600, 65537
          (300, 262144, "bfloat16", 0), (900, 20000, "float32", 3)]
 
 
+@pytest.mark.parametrize("side_grid", ["packed_regs", "online"])
 @pytest.mark.parametrize("margin", [0, 128])
 @pytest.mark.parametrize("m,n,dtype,offset", CASES, ids=lambda x: str(x))
-def test_both_grids_compute_every_row(m, n, dtype, offset, margin):
-    v = _with_margin(margin)
+def test_both_grids_compute_every_row(m, n, dtype, offset, margin, side_grid):
+    v = _with_margin(margin, side_grid)
     case = Case((m, n), dtype, offset=offset)
     cmp, kernel = run_kernel(v, load_variant(OP, v), case)
-    _, pb, main, side = _grids(n, dtype, m, margin)
+    _, pb, main, side = _grids(n, dtype, m, margin, side_grid)
     if side:  # the side grid is launched last
         assert kernel == f"{pb.name}_{SUFFIX[dtype]}", f"{case.label}: {side} side clusters planned, {kernel} ran last"
-    assert cmp.ok, f"{case.label} (margin {margin}, {main} + {side} clusters) via {kernel}: {cmp.summary(max_lines=3)}"
+    assert cmp.ok, (f"{case.label} ({side_grid}, margin {margin}, {main} + {side} clusters) via {kernel}: "
+                    f"{cmp.summary(max_lines=3)}")
 
 
 def test_the_h200_side_grid_fills_the_sms_the_main_grid_leaves():
@@ -78,13 +80,13 @@ def test_the_h200_side_grid_fills_the_sms_the_main_grid_leaves():
     assert side == (sms - used) // pb.cluster, (main, side, used, sms)
 
 
-@pytest.mark.parametrize("which", ["main", "side"])
+@pytest.mark.parametrize("which", ["main", "side", "online side"])
 def test_each_grid_alone_does_every_row_and_resets_the_counters(which):
     """One grid launched by hand with `clusters` its own count: the split entry points work alone
     (the side's `stop` at M: it takes rows to the end) and leave the counters zero."""
     m, n, dtype = 500, 131072, "bfloat16"
     case = Case((m, n), dtype)
-    pa, pb, _, _ = _grids(n, dtype, m, 0)
+    pa, pb, _, _ = _grids(n, dtype, m, 0, "online" if which == "online side" else "packed_regs")
     mod = load_variant(OP, V14)
     inputs = OP.make_inputs(case, 0, "cuda")
     outputs = OP.make_outputs(case, inputs)
@@ -92,7 +94,7 @@ def test_each_grid_alone_does_every_row_and_resets_the_counters(which):
     work = softmax_op.dynamic_work(inputs["x"].device)
     p = pa if which == "main" else pb
     k = mod.kernel(f"{p.name}_bf16")
-    fit = tensormap.max_active_clusters(k, p.block, (p.cluster, 1, 1), p.smem)
+    fit = softmax_op.persistent_grid(k, p, 1 << 30)
     extra = () if which == "main" else (m,)
     k(inputs["x"], outputs["y"], m, n, work, fit, *extra, grid=fit, block=p.block, cluster=p.cluster,
       shared_mem=p.smem)
@@ -103,18 +105,20 @@ def test_each_grid_alone_does_every_row_and_resets_the_counters(which):
     assert work.tolist() == [0, 0], f"{which} grid alone left the counters at {work.tolist()}"
 
 
-def test_masked_and_special_rows():
+@pytest.mark.parametrize("side_grid", ["packed_regs", "online"])
+def test_masked_and_special_rows(side_grid):
     for case, dist in ((Case((400, 70000), "bfloat16", params=(("mask", True),)), "special"),
                        (Case((400, 131072), "float32"), "special"), (Case((400, 131072), "bfloat16"), "large")):
-        cmp, kernel = run_kernel(_with_margin(0), load_variant(OP, V14), case, dist)
-        assert cmp.ok, f"{case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"
+        cmp, kernel = run_kernel(_with_margin(0, side_grid), load_variant(OP, V14), case, dist)
+        assert cmp.ok, f"{case.label} ({dist}, {side_grid}) via {kernel}: {cmp.summary(max_lines=3)}"
 
 
-def test_leaves_its_counters_zero_and_replays_in_a_graph():
+@pytest.mark.parametrize("side_grid", ["packed_regs", "online"])
+def test_leaves_its_counters_zero_and_replays_in_a_graph(side_grid):
     """The fork and join to the side stream inside a CUDA-graph capture; the helper's graph case is
     300 x 131072 bf16, where the default margin leaves the side grid rows."""
     cases = [Case((1000, 131072), "bfloat16"), Case((400, 131072), "float32"), Case((130, 65536), "bfloat16")]
-    assert_counters_zero_and_graph_replays(V14, load_variant(OP, V14), cases)
+    assert_counters_zero_and_graph_replays(_with_margin(128, side_grid), load_variant(OP, V14), cases)
 
 
 @pytest.mark.parametrize("n", [65537, 131072, 262144])

@@ -178,7 +178,7 @@ class Softmax(OpSpec):
         if variant.meta.get("strategy") == "sm_rows":
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
             return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
-        if variant.meta.get("strategy") in ("dispatch", "split_grid"):  # v4 and v14 hold v12's instances, built with these
+        if variant.meta.get("strategy") in ("dispatch", "split_grid"):  # v4, v14: v12's instances, built so
             return bulk_defines(*DISPATCH_BULK)
         if variant.meta.get("strategy") != "packed":
             return {}
@@ -270,7 +270,8 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   65537-262144 (the widths between by proximity: unmeasured). No gain at bf16 4096 x 65536 (269.5
 #   / 268.8 vs 268.3 / 267.6) nor fp32 2048 x 131072 (526.4 / 526.7 vs 527.8 / 526.6): those stay.
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (65536, "dynamic"), (rows.MAX_CLUSTER_N, "split")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (65536, "dynamic"),
+                 (rows.MAX_CLUSTER_N, "split")),
     "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "packed_regs"), (131072, "dynamic_e32"),
                 (rows.MAX_CLUSTER_N, "dynamic")),
 }
@@ -288,6 +289,8 @@ DISPATCH_BULK = (2, 256, 1, 1, 64)
 DISPATCH_BULK_E32 = (2, 256, 1, 16, 32)
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
 DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
+# The side grid of v4's "split" entries (v14's `@side_grid`, whose default it also is).
+DISPATCH_SPLIT_SIDE = "packed_regs"
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
     "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
@@ -569,21 +572,31 @@ def split_main_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> Bul
     return None if p is None else dataclasses.replace(p, side=True)
 
 
-def split_side_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
-    """v14's side grid for rows of n: v13's plan under v14's names."""
+SPLIT_SIDES = ("online", "packed_regs")  # v14's `@side_grid`
+
+
+def split_side_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16",
+                    side: str = "packed_regs") -> BulkPlan | None:
+    """v14's side grid for rows of n: "packed_regs", v13's plan under v14's names (clusters of
+    1024-thread blocks); "online", v2's 512-thread online rows taken from the counter (no cluster:
+    any free SM, two blocks an SM; any width)."""
+    if side not in SPLIT_SIDES:
+        raise ValueError(f"v14_split_grid: `@side_grid {side}`: one of {', '.join(SPLIT_SIDES)}")
+    if side == "online":
+        return BulkPlan("softmax_sg_o", 512, persistent=True, work=True)
     p = packed_regs_plan(n, cc, dtype)
     return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_pr_", "softmax_sg_b_"))
 
 
 def split_grids(main_fit: int, main_per_sm: int, main_cluster: int, side_fit: int, side_cluster: int,
-                sm_count: int, m: int, margin: int) -> tuple[int, int]:
+                sm_count: int, m: int, margin: int, side_per_sm: int = 1) -> tuple[int, int]:
     """(main clusters, side clusters) of one v14 launch of m rows. The main grid is v12's persistent
     one (what fits, at most m); the side grid gets the SMs it leaves (its clusters x C / blocks an
-    SM, rounded up), in clusters of the side's C, at most what the driver fits alone and the rows
-    it may take (m - margin). 0 side clusters: the main grid runs alone, as v12."""
+    SM, rounded up) x the side's blocks an SM, in clusters of the side's C, at most what the driver
+    fits alone and the rows it may take (m - margin). 0 side clusters: the main grid runs alone, as v12."""
     main = max(1, min(m, main_fit))
     used = -(-main * main_cluster // max(1, main_per_sm))
-    side = min(max(0, sm_count - used) // side_cluster, side_fit, max(0, m - margin))
+    side = min(max(0, sm_count - used) * side_per_sm // side_cluster, side_fit, max(0, m - margin))
     return main, side
 
 
@@ -612,7 +625,8 @@ def split_grid_launch(kernel, variant, case, x, y) -> None:
 
     m, n = case.shape
     cc = rows.arch_cc(kernel)
-    pa, pb = split_main_plan(n, cc, case.dtype), split_side_plan(n, cc, case.dtype)
+    side_grid = variant.meta.get("side_grid", DISPATCH_SPLIT_SIDE).split()[0]
+    pa, pb = split_main_plan(n, cc, case.dtype), split_side_plan(n, cc, case.dtype, side_grid)
     if pa is None:
         raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                          f"use {OP.best_variant}, which handles any width")
@@ -625,7 +639,8 @@ def split_grid_launch(kernel, variant, case, x, y) -> None:
         kb = kernel.module.kernel(f"{pb.name}_{dt}")
         fit_b = persistent_grid(kb, pb, 1 << 30)
         main, side = split_grids(fit_a, ka.max_active_blocks_per_sm(pa.block, pa.smem), pa.cluster, fit_b,
-                                 pb.cluster, device_info().sm_count, m, margin)
+                                 pb.cluster or 1, device_info().sm_count, m, margin,
+                                 kb.max_active_blocks_per_sm(pb.block, pb.smem))
     work = dynamic_work(x.device)
     if side == 0:
         ka(x, y, m, n, work, 0, grid=main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)

@@ -32,19 +32,32 @@
 //   vs 303.6 / 303.8: -5.6%. No gain at 4096 x 65536 bf16 (269.5 / 268.8 vs 268.3 / 267.6) nor
 //   fp32 2048 x 131072 (526.4 / 526.7 vs 527.8 / 526.6: the side's clusters of 4 find no room):
 //   v4_dispatch takes v14 for bf16 rows of 65537-262144 only.
+//   `@side_grid online` (-s13_split2.json, same process, twice each): 2048 x 131072 bf16 275.4 /
+//   275.1 us (packed_regs 268.1 / 267.8): no gain; fp32 553.5 / 552.1 vs 526.6 / 525.8 and 1024 x
+//   262144 bf16 305.6 / 306.4 vs 288.3 / 287.7: slower than no side grid (its blocks of no cluster
+//   also fit beside the main grid's on its SMs, and its pass-2 re-reads compete with the main grid's
+//   stream through L2); 4096 x 65536 bf16 266.1 / 265.1 vs 269.2 / 268.7 (-1.5%). Kept as a knob,
+//   not the default.
 // Measured: BENCHMARKS.md, softmax rows (section membound).
 //
 // Knobs: the main grid's instances are built with v4_dispatch's DISPATCH_BULK (op.py passes them
 // as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS); `@side_margin` rows are left to the main
-// grid (0: the side grid takes rows to the end; a margin >= M launches the main grid alone).
+// grid (0: the side grid takes rows to the end; a margin >= M launches the main grid alone);
+// `@side_grid` packed_regs (v13's clusters, above) or online: v2's 512-thread online rows (pass 1
+// with an L2 evict-last policy, pass 2 its L2 hit) in blocks of no cluster taking rows from the
+// counter (counter_rows.cuh), two an SM on any SM the main grid leaves, whether or not a GPC has a
+// pair of them free for a cluster.
 //
 // @strategy split_grid
 // @arch sm_90
 // @side_margin 128
+// @side_grid packed_regs
 // @access_bytes 16
 #define SOFTMAX_NO_ENTRY_POINTS
 #include "v12_dynamic_rows.cu"  // staged_rows.cuh's dynamic_rows: the main grid
-#include "v13_packed_regs.cu"   // packed_reg_rows: the side grid
+#include "v13_packed_regs.cu"   // packed_reg_rows: the "packed_regs" side grid
+#include "v2_online.cu"         // online_row_at: the "online" side grid's row
+#include "counter_rows.cuh"     // online_counter_rows: v2's rows taken from the counter
 
 // Entry points, written out (kernelab reads kernel signatures from this file's text, not macros).
 // Main grid: v12's instances (E fp32 values a thread, clusters of C); `clusters` is both grids' total.
@@ -90,6 +103,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_sg_b_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, true>(x, y, M, N, work, clusters, stop); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_sg_b_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, true>(x, y, M, N, work, clusters, stop); }
+
+// "online" side grid: v2's 512-thread online rows (pass 1 kept in L2 by an evict-last policy), two
+// blocks an SM, no cluster, rows from the counter while below `stop`.
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_sg_o_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::crow::online_counter_rows<float, 512, 4>(x, y, M, N, work, clusters, stop); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_sg_o_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::crow::online_counter_rows<__nv_bfloat16, 512, 4>(x, y, M, N, work, clusters, stop); }
 
 // The names the op contract looks up: the widest main instance (launch through op.py, which adds the side grid).
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)

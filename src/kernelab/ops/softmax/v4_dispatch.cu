@@ -52,6 +52,7 @@
 #include "v12_dynamic_rows.cu"
 // v13_packed_regs: fp32 rows of 32769-65536 (1024-thread blocks holding raw vectors, clusters of 2).
 #include "v13_packed_regs.cu"  // (and, with the split entry points below, v14_split_grid's side grid)
+#include "counter_rows.cuh"     // v14's "online" side grid (v2's rows from the counter)
 #endif
 
 // v0: one warp per row, 8 rows per 256-thread block.
@@ -354,4 +355,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_sg_b_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, true>(x, y, M, N, work, clusters, stop); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_sg_b_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, true>(x, y, M, N, work, clusters, stop); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_sg_o_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::crow::online_counter_rows<__nv_bfloat16, 512, 4>(x, y, M, N, work, clusters, stop); }
 #endif
