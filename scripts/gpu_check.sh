@@ -7,6 +7,10 @@
 #   FULL=1 ...                                # `kernelab run` over every bench shape instead of --quick
 #   LAB=1 ...                                 # also `kernelab lab run --all --quick --json` (the claims table)
 #   RUN_ARGS="--op gemm" ...                  # extra arguments for kernelab run
+#   SHARD=2/3 ...                             # the 2nd of 3 parts of tests/gpu (file i goes to part
+#                                             # i mod 3 + 1); the run only with the last part. The
+#                                             # whole suite took 544 s on the H200 (session 13), near
+#                                             # the device tool's 600 s a call: 3 parts of ~80-230 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -18,18 +22,31 @@ export KERNELAB_GIT_COMMIT="${KERNELAB_GIT_COMMIT:-}"
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
+targets=("$@")
+last_shard=1
+if [ -n "${SHARD:-}" ]; then
+  k=${SHARD%/*}; n=${SHARD#*/}
+  if ! [[ "$k" =~ ^[0-9]+$ && "$n" =~ ^[0-9]+$ ]] || [ "$k" -lt 1 ] || [ "$k" -gt "$n" ]; then
+    echo "SHARD=$SHARD: give k/n with 1 <= k <= n, e.g. SHARD=1/3" >&2; exit 2
+  fi
+  mapfile -t all < <(ls tests/gpu/test_*.py | sort)
+  targets=()
+  for i in "${!all[@]}"; do [ $(( i % n )) -eq $(( k - 1 )) ] && targets+=("${all[$i]}"); done
+  [ "$k" -eq "$n" ] || last_shard=0
+fi
+
 tests_rc=skipped
 if [ -z "${SKIP_TESTS:-}" ]; then
   timeout_opt=""
   python3 -c "import pytest_timeout" 2>/dev/null && timeout_opt="--timeout=${TEST_TIMEOUT:-300}"
   python3 -m pytest -m gpu -q -p no:cacheprovider $timeout_opt -rfE --junitxml="$OUT/gpu-tests.xml" \
-    "${@:-tests}" 2>&1 | tee "$OUT/gpu-tests.log"
+    "${targets[@]:-tests}" 2>&1 | tee "$OUT/gpu-tests.log"
   tests_rc=${PIPESTATUS[0]}
 fi
 
 run_rc=skipped
 run_kind=$([ -n "${FULL:-}" ] && echo full || echo quick)
-if [ $# -eq 0 ] && [ -z "${SKIP_RUN:-}" ]; then
+if [ $# -eq 0 ] && [ -z "${SKIP_RUN:-}" ] && [ "$last_shard" = 1 ]; then
   # COLUMNS: the table goes to a log, not a terminal; keep it readable.
   COLUMNS=200 python3 -m kernelab run $([ -z "${FULL:-}" ] && echo --quick) ${RUN_ARGS:-} --results-dir "$OUT" \
     2>&1 | tee "$OUT/run-$run_kind.log"
