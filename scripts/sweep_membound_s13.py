@@ -59,6 +59,22 @@ def split2_sweeps(selected):
     return out
 
 
-sm.sweeps = {"split": split_sweeps, "split2": split2_sweeps, "fulltiles": s12.fulltiles_sweeps}[os.environ.get("SWEEP_SET", "split")]
+def pad_sweeps(selected):
+    """v14's online side grid with unused dynamic shared memory, so its blocks land only on the SMs
+    the main grid leaves idle (split_grid_probe: v13's clusters of 2 reach 8 of the 12)."""
+    if "softmax" not in selected:
+        return []
+    v4, v14 = "v4_dispatch", "v14_split_grid"
+
+    def pad(k, again=""):
+        return Candidate(f"{v14} online pad {k} KiB{again}", "new", v14,
+                         meta={"side_grid": "online", "side_smem_kib": str(k)})
+    return [Sweep("softmax", Case((2048, 131072), dt), "cold", Case((512, 131072), dt), [
+        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4), pad(120), pad(100),
+        Candidate(f"{v4} again", "existing", v4), pad(120, " again")]) for dt in ("bfloat16", "float32")]
+
+
+sm.sweeps = {"split": split_sweeps, "pad": pad_sweeps, "split2": split2_sweeps,
+             "fulltiles": s12.fulltiles_sweeps}[os.environ.get("SWEEP_SET", "split")]
 if __name__ == "__main__":
     sys.exit(sm.main())

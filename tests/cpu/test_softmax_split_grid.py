@@ -159,3 +159,10 @@ def test_online_side_grid_takes_two_blocks_on_every_free_sm(fake_gpu, monkeypatc
     assert aa[5] == ab[5] == kwa["grid"] + 24 and ab[6] == 2048 - 128
     with pytest.raises(ValueError, match="side_grid"):
         softmax_op.split_side_plan(131072, (9, 0), "bfloat16", "cluster")
+    # `@side_smem_kib`: unused dynamic shared memory, so the blocks fit only on idle SMs; one an SM here
+    padded = dataclasses.replace(online, meta={**online.meta, "side_smem_kib": "120"})
+    def one_side_block(name, block):
+        return 1 if name.startswith("softmax_sg_o") else _per_sm(name, block)
+    calls = record_launches(OP, [(padded, Case((2048, 131072), "bfloat16"))], blocks_per_sm=one_side_block)
+    (_, _, _), (nb, ab, kwb) = calls
+    assert nb == "softmax_sg_o_bf16" and kwb["grid"] == 12 and kwb["shared_mem"] == 120 * 1024

@@ -575,15 +575,17 @@ def split_main_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> Bul
 SPLIT_SIDES = ("online", "packed_regs")  # v14's `@side_grid`
 
 
-def split_side_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16",
-                    side: str = "packed_regs") -> BulkPlan | None:
+def split_side_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", side: str = "packed_regs",
+                    pad_kib: int = 0) -> BulkPlan | None:
     """v14's side grid for rows of n: "packed_regs", v13's plan under v14's names (clusters of
     1024-thread blocks); "online", v2's 512-thread online rows taken from the counter (no cluster:
-    any free SM, two blocks an SM; any width)."""
+    any free SM, two blocks an SM; any width), launched with `pad_kib` KiB of dynamic shared memory
+    it does not use (`@side_smem_kib`): more than an SM of the main grid has left keeps its blocks
+    off the main grid's SMs."""
     if side not in SPLIT_SIDES:
         raise ValueError(f"v14_split_grid: `@side_grid {side}`: one of {', '.join(SPLIT_SIDES)}")
     if side == "online":
-        return BulkPlan("softmax_sg_o", 512, persistent=True, work=True)
+        return BulkPlan("softmax_sg_o", 512, persistent=True, work=True, smem=pad_kib * 1024)
     p = packed_regs_plan(n, cc, dtype)
     return None if p is None else dataclasses.replace(p, name=p.name.replace("softmax_pr_", "softmax_sg_b_"))
 
@@ -626,7 +628,8 @@ def split_grid_launch(kernel, variant, case, x, y) -> None:
     m, n = case.shape
     cc = rows.arch_cc(kernel)
     side_grid = variant.meta.get("side_grid", DISPATCH_SPLIT_SIDE).split()[0]
-    pa, pb = split_main_plan(n, cc, case.dtype), split_side_plan(n, cc, case.dtype, side_grid)
+    pa = split_main_plan(n, cc, case.dtype)
+    pb = split_side_plan(n, cc, case.dtype, side_grid, variant.meta_int("side_smem_kib", 0))
     if pa is None:
         raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                          f"use {OP.best_variant}, which handles any width")

@@ -46,7 +46,9 @@
 // `@side_grid` packed_regs (v13's clusters, above) or online: v2's 512-thread online rows (pass 1
 // with an L2 evict-last policy, pass 2 its L2 hit) in blocks of no cluster taking rows from the
 // counter (counter_rows.cuh), two an SM on any SM the main grid leaves, whether or not a GPC has a
-// pair of them free for a cluster.
+// pair of them free for a cluster; `@side_smem_kib` K launches them with K KiB of dynamic shared
+// memory they do not use, so that (K above the ~97 KiB an SM of the main grid has left) they land
+// only on idle SMs (unmeasured: scripts/sweep_membound_s13.py, SWEEP_SET=pad, is ready).
 //
 // @strategy split_grid
 // @arch sm_90
