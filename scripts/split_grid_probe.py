@@ -62,11 +62,11 @@ def main(argv=None) -> int:
         kw = {"stream": stream} if on_side else {}
         kb(x, yb, m, n, work, total, stop, grid=grid, block=pb.block, cluster=pb.cluster, shared_mem=pb.smem, **kw)
 
-    def both():
+    def both(g):  # split_grid_launch's fork and join, the side grid g clusters
         fork.record(caller)
-        launch_main(main, main + side)
+        launch_main(main, main + g)
         stream.wait_event(fork)
-        launch_side(side, main + side, m - args.margin)
+        launch_side(g, main + g, m - args.margin)
         join.record(stream)
         caller.wait_event(join)
 
@@ -74,17 +74,9 @@ def main(argv=None) -> int:
         f"main alone ({main} clusters of {pa.cluster})": lambda: launch_main(main, main),
         f"side alone ({side} clusters of {pb.cluster})": lambda: launch_side(side, side, m, on_side=False),
         f"side alone ({fit_b} clusters of {pb.cluster}: v13)": lambda: launch_side(fit_b, fit_b, m, on_side=False),
-        f"both ({main} + {side}, margin {args.margin})": both,
     }
-    for g in (int(k) for k in args.sides.split(",") if k):
-        def both_g(g=g):
-            fork.record(caller)
-            launch_main(main, main + g)
-            stream.wait_event(fork)
-            launch_side(g, main + g, m - args.margin)
-            join.record(stream)
-            caller.wait_event(join)
-        configs[f"both ({main} + {g}, margin {args.margin})"] = both_g
+    for g in [side] + [int(k) for k in args.sides.split(",") if k]:
+        configs[f"both ({main} + {g}, margin {args.margin})"] = lambda g=g: both(g)
     rows = []
     for label, fn in configs.items():
         times, side_rows = [], []
