@@ -19,19 +19,11 @@
 // @strategy online
 // @access_bytes 16
 #include "softmax_common.cuh"
+#include "../common/ld16.cuh"  // kl::ld16_nc_policy, l2_policy_evict_last (v14's side rows)
 
 namespace softmax {
 
 // grid = M blocks, one row each; U vectors per thread per step.
-// 16-byte load with an L2 evict-last cache policy (`pol`: createpolicy.fractional.L2::evict_last):
-// pass 1's loads where pass 2 re-reads the row while other kernels stream through L2 (v14's side rows).
-__device__ __forceinline__ uint4 ld_keep_l2(const uint4* p, unsigned long long pol) {
-  uint4 v;
-  asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
-  return v;
-}
-
 // Row `row` of x (N wide) into y, by the whole block: the online pass, the block merge, the write pass.
 // KeepL2: pass 1's loads carry an evict-last L2 policy (v14's side rows), else plain __ldg (v2).
 template <typename T, int THREADS, int U, bool KeepL2 = false>
@@ -42,7 +34,7 @@ __device__ __forceinline__ void online_row_at(const T* __restrict__ x, T* __rest
   const T* xr = x + row * N;
   T* yr = y + row * N;
   unsigned long long pol = 0;
-  if constexpr (KeepL2) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  if constexpr (KeepL2) pol = kl::l2_policy_evict_last();
   const rows::Geometry geo = rows::geometry(xr, N);
   const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
   const int tail0 = geo.head + geo.nvec * V;  // first tail column
@@ -60,7 +52,7 @@ __device__ __forceinline__ void online_row_at(const T* __restrict__ x, T* __rest
     for (int u = 0; u < U; ++u) {  // __ldg, not evict-first: pass 2 wants these lines still in L2
       const int j = j0 + u * THREADS;
       if constexpr (KeepL2) {
-        raw[u] = j < geo.nvec ? ld_keep_l2(xv + j, pol) : make_uint4(0u, 0u, 0u, 0u);
+        raw[u] = j < geo.nvec ? kl::ld16_nc_policy(xv + j, pol) : make_uint4(0u, 0u, 0u, 0u);
       } else {
         raw[u] = j < geo.nvec ? __ldg(xv + j) : make_uint4(0u, 0u, 0u, 0u);
       }

@@ -63,6 +63,7 @@
 // @lanes_per_row 32
 // @block_elems 16
 #include "softmax_common.cuh"
+#include "../common/ld16.cuh"  // kl::ld16_* (the PK_LOAD forms)
 
 // How x is loaded: 0 ld.global.nc (__ldg, read-only path, no eviction hint); 1 ld.global.cs
 // (__ldcs: evict-first, v0/v1's); 2 ld.global.nc with an L2 256-byte prefetch hint; 3 plain
@@ -141,13 +142,9 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
 #elif PK_LOAD == 1
   return __ldcs(p);
 #elif PK_LOAD == 2
-  uint4 v;
-  asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
+  return kl::ld16_nc_l2_256(p);
 #else
-  uint4 v;
-  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
+  return kl::ld16_plain(p);
 #endif
 }
 

@@ -4,6 +4,7 @@
 // too). The including file includes oneshot_knobs.cuh (BLOCK threads per block, VECS 16-byte
 // vectors per thread, X_LOAD; v4 defines its own) and reduce.cuh first.
 #pragma once
+#include "../common/ld16.cuh"  // kl::ld16_* (the X_LOAD forms)
 
 // Programmatic dependent launch (sm_90+; compiled out below, where a finish is a plain launch).
 // launch_dependents: this block allows the grid launched after it with pdl=True to start; the
@@ -25,15 +26,9 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
 #if X_LOAD == 0
   return __ldg(p);
 #elif X_LOAD == 1
-  uint4 r;
-  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  return r;
+  return kl::ld16_plain(p);
 #elif X_LOAD == 3
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
+  return kl::ld16_nc_no_allocate(p);
 #else
 #error "X_LOAD must be 0 (ld.global.nc), 1 (ld.global) or 3 (ld.global.nc.L1::no_allocate)"
 #endif

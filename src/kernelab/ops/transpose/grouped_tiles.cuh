@@ -4,6 +4,7 @@
 // or v7's TicketTiles (t from a global counter). The knob defaults below are v4's (its header
 // documents them); the including file may override any of them with a macro.
 #pragma once
+#include "../common/ld16.cuh"  // kl::ld16_nc_no_allocate (LD_HINT 1)
 
 #ifndef BLOCK
 #define BLOCK 256
@@ -54,11 +55,7 @@ __device__ __forceinline__ uint4 load16(const void* p) {
 #if LD_HINT == 0
   return __ldg(reinterpret_cast<const uint4*>(p));
 #elif LD_HINT == 1
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
+  return kl::ld16_nc_no_allocate(p);
 #else
 #error "LD_HINT must be 0 (ld.global.nc) or 1 (ld.global.nc.L1::no_allocate)"
 #endif
