@@ -10,6 +10,7 @@ Without a GPU it says so and exits 2."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -32,22 +33,21 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("split_grid_probe: needs an NVIDIA GPU (sm_90+); torch sees none.", file=sys.stderr)
         return 2
-    from kernelab.check.inputs import DTYPES
-    from kernelab.gpu import device_info
     from kernelab.ops import discover, load_variant
     from kernelab.ops.softmax import op as so
 
     op = discover()["softmax"]
     v14 = op.variant("v14_split_grid")
     mod = load_variant(op, v14)
-    cc = torch.cuda.get_device_capability()
     m, n, dt = args.m, args.n, args.dtype
-    pa, pb = so.split_main_plan(n, cc, dt), so.split_side_plan(n, cc, dt, "packed_regs")
-    ka, kb = mod.kernel(f"{pa.name}_{DTYPES[dt]}"), mod.kernel(f"{pb.name}_{DTYPES[dt]}")
-    fit_a, fit_b = so.persistent_grid(ka, pa, 1 << 30), so.persistent_grid(kb, pb, 1 << 30)
+    v = dataclasses.replace(v14, meta={**v14.meta, "side_grid": "packed_regs", "side_margin": str(args.margin)})
+    g = so.split_launch(mod, v, m, n, dt)  # the launch's own geometry
+    if g.side == 0:
+        print(f"split_grid_probe: no side grid at {m} x {n} {dt} (margin {args.margin})", file=sys.stderr)
+        return 2
+    ka, pa, main, kb, pb, side = g.ka, g.pa, g.main, g.kb, g.pb, g.side
+    fit_b = so.persistent_grid(kb, pb, 1 << 30)  # v13 alone: the side kernel on every SM
     per_sm_a = ka.max_active_blocks_per_sm(pa.block, pa.smem)
-    main, side = so.split_grids(fit_a, per_sm_a, pa.cluster, fit_b, pb.cluster, device_info().sm_count, m,
-                                args.margin)
     tdt = getattr(torch, dt)
     x = torch.randn(m, n, device="cuda", dtype=tdt)
     ya, yb = torch.empty_like(x), torch.empty_like(x)

@@ -166,3 +166,32 @@ def test_online_side_grid_takes_two_blocks_on_every_free_sm(fake_gpu, monkeypatc
     calls = record_launches(OP, [(padded, Case((2048, 131072), "bfloat16"))], blocks_per_sm=one_side_block)
     (_, _, _), (nb, ab, kwb) = calls
     assert nb == "softmax_sg_o_bf16" and kwb["grid"] == 12 and kwb["shared_mem"] == 120 * 1024
+
+
+def test_split_launch_is_computed_once_per_module_and_shape(fake_gpu):
+    """The occupancy queries behind v14's grids run once per (module, knobs, shape), not per launch."""
+    asked = []
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+        def max_active_blocks_per_sm(self, block, dynamic_smem=0):
+            asked.append(self.name)
+            return _per_sm(self.name, block)
+
+    class Module:
+        compiled = type("Compiled", (), {"arch": "sm_90"})()
+
+        def kernel(self, name):
+            return Kernel(name)
+
+    mod = Module()
+    a = softmax_op.split_launch(mod, V14, 2048, 131072, "bfloat16")
+    assert softmax_op.split_launch(mod, V14, 2048, 131072, "bfloat16") is a and (a.main, a.side) == (30, 6)
+    assert sorted(asked) == ["softmax_sg_a_c8_bf16", "softmax_sg_b_c2_bf16"]
+    other = dataclasses.replace(V14, meta={**V14.meta, "side_margin": "4096"})  # knobs are part of the key
+    assert softmax_op.split_launch(mod, other, 2048, 131072, "bfloat16").side == 0
+    b = softmax_op.split_launch(Module(), V14, 2048, 131072, "bfloat16")  # another module: computed again
+    assert b is not a and (b.main, b.side) == (a.main, a.side)
+    assert len(asked) == 4

@@ -38,15 +38,8 @@ def _with_margin(margin: int, side_grid: str = "packed_regs"):
 
 def _grids(n, dtype, m, margin, side_grid="packed_regs"):
     """(main plan, side plan, main clusters, side clusters) as split_grid_launch computes them."""
-    cc = torch.cuda.get_device_capability()
-    pa, pb = softmax_op.split_main_plan(n, cc, dtype), softmax_op.split_side_plan(n, cc, dtype, side_grid)
-    mod = load_variant(OP, V14)
-    ka, kb = mod.kernel(f"{pa.name}_{SUFFIX[dtype]}"), mod.kernel(f"{pb.name}_{SUFFIX[dtype]}")
-    fit_a, fit_b = softmax_op.persistent_grid(ka, pa, 1 << 30), softmax_op.persistent_grid(kb, pb, 1 << 30)
-    main, side = softmax_op.split_grids(fit_a, ka.max_active_blocks_per_sm(pa.block, pa.smem), pa.cluster, fit_b,
-                                        pb.cluster or 1, device_info().sm_count, m, margin,
-                                        kb.max_active_blocks_per_sm(pb.block, pb.smem))
-    return pa, pb, main, side
+    g = softmax_op.split_launch(load_variant(OP, V14), _with_margin(margin, side_grid), m, n, dtype)
+    return g.pa, g.pb, g.main, g.side
 
 
 # (M, N, dtype, offset): 2048 x 131072 bf16 is the bench shape; the others cross cluster sizes and

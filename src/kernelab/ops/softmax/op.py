@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 
 from kernelab.check.inputs import DTYPES
 from kernelab.ops.base import Case, OpSpec, StreamCounters, Work
@@ -617,44 +618,76 @@ def _split_stream(device):
     return s
 
 
+@dataclasses.dataclass(frozen=True)
+class SplitLaunch:
+    """One v14 geometry: the main grid's kernel, plan and clusters, the side grid's (side = 0: the
+    main grid alone, kb None), and the rows the side grid leaves (`margin`)."""
+
+    ka: object
+    pa: BulkPlan
+    main: int
+    kb: object
+    pb: BulkPlan | None
+    side: int
+    margin: int
+
+
+_split_launches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> {key: SplitLaunch}
+
+
+def split_launch(module, variant, m: int, n: int, dtype: str) -> SplitLaunch:
+    """v14's grids for m rows of n on `module`'s GPU (split_grid_launch's, the GPU test's and
+    scripts/split_grid_probe.py's), from the variant's `@side_grid`, `@side_smem_kib` and
+    `@side_margin`. Computed once per (module, variant knobs, shape): the occupancy queries stay
+    off the launch path."""
+    side_grid = variant.meta.get("side_grid", DISPATCH_SPLIT_SIDE).split()[0]
+    pad, margin = variant.meta_int("side_smem_kib", 0), variant.meta_int("side_margin", 128)
+    key = (str(variant.path), side_grid, pad, margin, m, n, dtype)
+    per_module = _split_launches.setdefault(module, {})
+    got = per_module.get(key)
+    if got is not None:
+        return got
+    from kernelab.gpu import device_info
+
+    cc = rows.arch_cc_of(module)
+    pa, pb = split_main_plan(n, cc, dtype), split_side_plan(n, cc, dtype, side_grid, pad)
+    if pa is None:
+        raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, dtype)}); "
+                         f"use {OP.best_variant}, which handles any width")
+    dt = DTYPES[dtype]
+    ka, kb = module.kernel(f"{pa.name}_{dt}"), None
+    fit_a = persistent_grid(ka, pa, 1 << 30)  # the clusters the driver fits (each grid alone)
+    main, side = min(m, fit_a), 0
+    if pb is not None and m > margin:  # else the side grid would get no rows: v12 alone
+        kb = module.kernel(f"{pb.name}_{dt}")
+        fit_b = persistent_grid(kb, pb, 1 << 30)
+        main, side = split_grids(fit_a, ka.max_active_blocks_per_sm(pa.block, pa.smem), pa.cluster, fit_b,
+                                 pb.cluster or 1, device_info().sm_count, m, margin,
+                                 kb.max_active_blocks_per_sm(pb.block, pb.smem))
+    got = per_module[key] = SplitLaunch(ka, pa, main, kb, pb, side, margin)
+    return got
+
+
 def split_grid_launch(kernel, variant, case, x, y) -> None:
     """v14: the main grid on the caller's stream, then (when the main grid leaves SMs free) the side
     grid on a second stream that waits for what the caller's stream held before and that the
     caller's stream then waits for. Both take rows from this stream's `work` counters."""
     import torch
 
-    from kernelab.gpu import device_info
-
     m, n = case.shape
-    cc = rows.arch_cc(kernel)
-    side_grid = variant.meta.get("side_grid", DISPATCH_SPLIT_SIDE).split()[0]
-    pa = split_main_plan(n, cc, case.dtype)
-    pb = split_side_plan(n, cc, case.dtype, side_grid, variant.meta_int("side_smem_kib", 0))
-    if pa is None:
-        raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
-                         f"use {OP.best_variant}, which handles any width")
-    dt = DTYPES[case.dtype]
-    margin = variant.meta_int("side_margin", 128)
-    ka = kernel.module.kernel(f"{pa.name}_{dt}")
-    fit_a = persistent_grid(ka, pa, 1 << 30)  # the clusters the driver fits (each grid alone)
-    main, side = min(m, fit_a), 0
-    if pb is not None and m > margin:  # else the side grid would get no rows: v12 alone
-        kb = kernel.module.kernel(f"{pb.name}_{dt}")
-        fit_b = persistent_grid(kb, pb, 1 << 30)
-        main, side = split_grids(fit_a, ka.max_active_blocks_per_sm(pa.block, pa.smem), pa.cluster, fit_b,
-                                 pb.cluster or 1, device_info().sm_count, m, margin,
-                                 kb.max_active_blocks_per_sm(pb.block, pb.smem))
+    g = split_launch(kernel.module, variant, m, n, case.dtype)
+    pa, pb = g.pa, g.pb
     work = dynamic_work(x.device)
-    if side == 0:
-        ka(x, y, m, n, work, 0, grid=main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)
+    if g.side == 0:
+        g.ka(x, y, m, n, work, 0, grid=g.main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)
         return
     stream, fork, join = _split_stream(x.device)
     caller = torch.cuda.current_stream(x.device)
     fork.record(caller)
-    ka(x, y, m, n, work, main + side, grid=main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)
+    g.ka(x, y, m, n, work, g.main + g.side, grid=g.main, block=pa.block, cluster=pa.cluster, shared_mem=pa.smem)
     stream.wait_event(fork)
-    kb(x, y, m, n, work, main + side, m - margin, grid=side, block=pb.block,
-       cluster=pb.cluster, shared_mem=pb.smem, stream=stream)
+    g.kb(x, y, m, n, work, g.main + g.side, m - g.margin, grid=g.side, block=pb.block,
+         cluster=pb.cluster, shared_mem=pb.smem, stream=stream)
     join.record(stream)
     caller.wait_event(join)
 

@@ -70,9 +70,14 @@ def cluster_plan(prefix: str, n: int) -> Plan | None:
 
 def arch_cc(kernel) -> tuple[int, int]:
     """The compute capability the kernel's module was compiled for (what it can contain)."""
+    return arch_cc_of(kernel.module)
+
+
+def arch_cc_of(module) -> tuple[int, int]:
+    """The compute capability `module` was compiled for."""
     from kernelab.gpu import Arch
 
-    return Arch.parse(kernel.module.compiled.arch).cc
+    return Arch.parse(module.compiled.arch).cc
 
 
 def simple_plan(variant) -> Plan:
