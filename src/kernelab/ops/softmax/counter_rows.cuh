@@ -17,17 +17,10 @@ __device__ __forceinline__ void online_counter_rows(const T* __restrict__ x, T* 
                                                     unsigned* __restrict__ work, unsigned clusters, unsigned stop) {
   __shared__ float part_m[THREADS / 32], part_s[THREADS / 32];
   __shared__ unsigned row_slot;
-  bool taking = true;  // thread 0's
+  handout::StopTaker taker{work, stop, (unsigned)M};  // thread 0's
 #pragma unroll 1
   for (;;) {
-    if (threadIdx.x == 0) {
-      unsigned r = (unsigned)M;
-      if (taking) {
-        r = atomicAdd(&work[0], 1u);
-        taking = r < stop;
-      }
-      row_slot = r;
-    }
+    if (threadIdx.x == 0) row_slot = taker.take();
     __syncthreads();
     const unsigned r = row_slot;
     if (r >= (unsigned)M) break;

@@ -44,6 +44,20 @@ struct Slots {
   }
 };
 
+// A side grid's taker (v14): takes rows from work[0] while the indices it gets are below `stop`; the
+// row it got at `stop` or past it is still its own, after which it hands out M (the loop's end).
+struct StopTaker {
+  unsigned* work;
+  unsigned stop, M;
+  bool taking = true;
+  __device__ __forceinline__ unsigned take() {
+    if (!taking) return M;
+    const unsigned r = atomicAdd(&work[0], 1u);
+    taking = r < stop;
+    return r;
+  }
+};
+
 // The leader, at exit: counts its cluster finished; the last of `clusters` clusters to finish puts both
 // counters back to 0. `clusters` counts every cluster that takes rows from `work`: the grid's own
 // (gridDim.x / C, the overload below), or those of two grids sharing one counter (v14_split_grid).

@@ -106,15 +106,12 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
   const int tid = threadIdx.x, lane = tid & 31;
   const bool leader = rank == 0 && tid == 0;
   const handout::Slots<C, R> handed{rowbar, row_of};  // row_handout.cuh
-  bool taking = true;  // Split: the leader still takes rows
+  handout::StopTaker taker{work, stop, (unsigned)M};  // Split: the leader's rows while below `stop`
   auto take = [&]() -> unsigned {
     if constexpr (!Split) {
       return atomicAdd(&work[0], 1u);
     } else {
-      if (!taking) return (unsigned)M;
-      const unsigned r = atomicAdd(&work[0], 1u);
-      taking = r < stop;
-      return r;
+      return taker.take();
     }
   };
   if (tid == 0) {
