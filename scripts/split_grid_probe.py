@@ -5,7 +5,7 @@ The side grid writes into its own NaN-filled output, so the rows it did are the 
 that are not NaN. Timed with CUDA events, median of --reps launches (512 MiB rows: no L2 reuse).
 
 Usage (GPU machine): PYTHONPATH=src python3 scripts/split_grid_probe.py [--m 2048 --n 131072 --dtype bfloat16]
-    [--margin 128] [--out F.json]
+    [--margin 128] [--side-grid packed_regs|online] [--pad-kib K] [--out F.json]
 Without a GPU it says so and exits 2."""
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=131072)
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float32"))
     ap.add_argument("--margin", type=int, default=128)
+    ap.add_argument("--side-grid", default="packed_regs", choices=("packed_regs", "online"))
+    ap.add_argument("--pad-kib", type=int, default=0, help="the side grid's unused shared memory (`@side_smem_kib`)")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--sides", default="", help="comma-separated side-grid sizes to time together with the main grid "
                     "(default: split_grids' count only)")
@@ -40,7 +42,8 @@ def main(argv=None) -> int:
     v14 = op.variant("v14_split_grid")
     mod = load_variant(op, v14)
     m, n, dt = args.m, args.n, args.dtype
-    v = dataclasses.replace(v14, meta={**v14.meta, "side_grid": "packed_regs", "side_margin": str(args.margin)})
+    v = dataclasses.replace(v14, meta={**v14.meta, "side_grid": args.side_grid, "side_margin": str(args.margin),
+                                         "side_smem_kib": str(args.pad_kib)})
     g = so.split_launch(mod, v, m, n, dt)  # the launch's own geometry
     if g.side == 0:
         print(f"split_grid_probe: no side grid at {m} x {n} {dt} (margin {args.margin})", file=sys.stderr)
@@ -99,6 +102,7 @@ def main(argv=None) -> int:
         rows.append(r)
         print(f"{label:48s} {med:9.1f} us  side rows {r['side_rows']:6.0f}  {r['rows_per_us']:.3f} rows/us", flush=True)
     result = {"device": torch.cuda.get_device_name(), "m": m, "n": n, "dtype": dt, "main": main, "side": side,
+              "side_grid": args.side_grid, "pad_kib": args.pad_kib,
               "main_plan": str(pa), "side_plan": str(pb), "main_blocks_per_sm": per_sm_a, "side_fit_alone": fit_b,
               "rows": rows}
     if args.out:
