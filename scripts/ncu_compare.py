@@ -14,8 +14,9 @@ Usage (GPU machine with ncu; ~15-30 s per target):
     --params causal=1     case parameters (attention)
 Writes $OUT/ncu_<target>.txt (ncu's own report) and prints the table last.
 
-The child side (`--child`) builds the inputs, calls the target once (warm-up, and the cubin load),
-then once more: ncu profiles that second matching launch (--launch-skip 1 --launch-count 1).
+The child side (`--child`) builds the inputs, calls the target three times (warm-up: the cubin load,
+torch.compile's autotuning), then once more between cudaProfilerStart and Stop: ncu profiles the
+first matching launch of that call (--profile-from-start off --launch-count 1).
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def table(reports: dict[str, dict[str, float]], top_stalls: int = 8) -> str:
 
 
 def ncu_command(ncu: str, target: str, kernel_regex: str, args) -> list[str]:
-    cmd = [ncu, "--launch-skip", "1", "--launch-count", "1", "--kernel-name", f"regex:{kernel_regex}"]
+    # --profile-from-start off: only launches between the child's cudaProfilerStart and Stop count, so
+    # the warm-up call (and torch.compile's autotuning launches, which match a peer's regex) are skipped.
+    cmd = [ncu, "--profile-from-start", "off", "--launch-count", "1", "--kernel-name", f"regex:{kernel_regex}"]
     for s in SECTIONS:
         cmd += ["--section", s]
     cmd += ["--metrics", STALLS]
@@ -88,7 +91,7 @@ def variant_kernel_regex(op, name: str, dtype: str) -> str:
     """The kernels a variant's module holds for this dtype, as one regex: the op's entry name
     (`softmax_bf16`) is not what templated variants launch (`softmax_warp_row_bf16_...`), so the
     names come from the compiled module (NVRTC, cached). A variant with several kernels (sum's
-    finish pass) matches all of them; ncu profiles the second matching launch."""
+    finish pass) matches all of them; ncu profiles the first of them in the profiled call."""
     from kernelab.check.inputs import DTYPES
     from kernelab.ops import compile_variant
 
@@ -101,7 +104,8 @@ def variant_kernel_regex(op, name: str, dtype: str) -> str:
 def _case(args):
     from kernelab.ops import Case
 
-    params = tuple((k, _value(v)) for k, v in (p.split("=", 1) for p in args.params.split(",") if p)) if args.params else ()
+    pairs = (p.split("=", 1) for p in args.params.split(",") if p)
+    params = tuple((k, _value(v)) for k, v in pairs)
     return Case(tuple(int(x) for x in args.shape.split(",")), args.dtype, params=params)
 
 
@@ -128,9 +132,13 @@ def child(args) -> int:
             return 2
         fn = peers[target]
         call = lambda: fn(inputs)  # noqa: E731
-    for _ in range(2):  # the first call warms up; ncu profiles the second matching launch
+    for _ in range(3):  # warm-up: the cubin load, torch.compile's compile and autotuning
         call()
     torch.cuda.synchronize()
+    torch.cuda.profiler.start()  # ncu profiles the first matching launch from here
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
     return 0
 
 
@@ -162,7 +170,8 @@ def main(argv=None) -> int:
     reports = {}
     for target in [t for t in args.targets.split(",") if t]:
         if target not in regex and target not in variants:
-            print(f"{target}: a peer needs --kernel {target}=REGEX (its kernel's name is not kernelab's)", file=sys.stderr)
+            print(f"{target}: a peer needs --kernel {target}=REGEX (its kernel's name is not kernelab's)",
+                  file=sys.stderr)
             return 2
         kernel = regex.get(target) or variant_kernel_regex(op, target, args.dtype)
         r = subprocess.run(ncu_command(ncu, target, kernel, args), capture_output=True, text=True)

@@ -48,7 +48,7 @@ def test_stall_metrics_become_reasons_and_rank_by_their_largest_value():
 def test_command_profiles_the_second_matching_launch_of_one_target():
     args = type("A", (), {"op": "gemm", "shape": "4096,4096,4096", "dtype": "float32", "params": ""})()
     cmd = NCU.ncu_command("/usr/bin/ncu", "cublas", "gemm", args)
-    assert cmd[:7] == ["/usr/bin/ncu", "--launch-skip", "1", "--launch-count", "1", "--kernel-name", "regex:gemm"]
+    assert cmd[:7] == ["/usr/bin/ncu", "--profile-from-start", "off", "--launch-count", "1", "--kernel-name", "regex:gemm"]
     assert cmd[cmd.index("--metrics") + 1] == NCU.STALLS and "--child" in cmd and "cublas" in cmd
     assert all(s in cmd for s in NCU.SECTIONS)
 
