@@ -5,6 +5,10 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                98304, 196608; fp32 49152, 98304, 196608: 384-768 MiB each), against the variants v4
                sends the measured neighbours to (v12_dynamic_rows, v13_packed_regs, v14_split_grid)
                and v2_online, each at its header's defaults. Checked at 256 rows.
+    grid:      v4_dispatch's wide-row entries on a grid of widths (40960..262144 in steps of 8192-32768,
+               bf16 and fp32, 384 MiB each way): v4 as it stands, v4 with one entry at every width
+               (`@dispatch_only online | dynamic | dynamic_e32 | packed_regs`) and v14_split_grid
+               (bf16), so the table can be written from measurements instead of proximity.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -35,6 +39,31 @@ def widths_sweeps(selected):
             for (m, n, dt), others in WIDTHS.items()]
 
 
-sm.sweeps = {"widths": widths_sweeps}[os.environ.get("SWEEP_SET", "widths")]
+GRID_WIDTHS = (40960, 49152, 57344, 65536, 81920, 98304, 114688, 131072, 163840, 196608, 229376, 262144)
+
+
+def grid_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    v4 = "v4_dispatch"
+
+    def only(entry):
+        return Candidate(f"{v4} only {entry}", "new", v4, meta={"dispatch_only": entry})
+    out = []
+    for dt, size in (("bfloat16", 2), ("float32", 4)):
+        for n in GRID_WIDTHS:
+            m = 3 * 2**27 // (n * size)  # 384 MiB each way
+            entries = ["online", "dynamic", "packed_regs"]
+            if dt == "float32" and n <= 131072:
+                entries.append("dynamic_e32")
+            cands = [Candidate(v4, "existing", v4)] + [only(e) for e in entries]
+            if dt == "bfloat16":
+                cands.append(Candidate("v14_split_grid", "new", "v14_split_grid"))
+            out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt),
+                             cands + [Candidate(f"{v4} again", "existing", v4)]))
+    return out
+
+
+sm.sweeps = {"widths": widths_sweeps, "grid": grid_sweeps}[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -209,3 +209,28 @@ def test_sweep_dry_run_compiles_and_replays_every_candidate():
     # v6's knob rows compile with their own macros (PK_KEEP_EXP=1 keeps fp32 exps: more registers)
     keep = [line for line in r.stdout.splitlines() if "PK_KEEP_EXP=1" in line and "262144x1024" in line]
     assert len(keep) == 1 and re.search(r"_full_bf16 (4[0-9]|5[0-9]|6[0-4])r spill 0/0", keep[0]), keep
+
+
+@pytest.mark.parametrize("only", softmax_op.DISPATCH_ENTRIES)
+def test_dispatch_only_names_kernels_v4_holds(only):
+    """`@dispatch_only E` (the widths sweep's knob): v4 takes entry E at every width it can hold, v2's
+    online rows elsewhere, and every instance it names is one v4 compiles for sm_90."""
+    import dataclasses
+
+    v = dataclasses.replace(V4, meta={**V4.meta, "dispatch_only": only})
+    kernels = _v4_kernels("sm_90")
+    for dt in OP.dtypes:
+        names = _planned_names(v, (9, 0), dt)
+        assert names <= kernels, f"{only} {dt}: v4 lacks {sorted(names - kernels)}"
+        entry = softmax_op._by_strategy(only, 131072, (9, 0), 0, softmax_op.DISPATCH_PERSISTENT_ELEMS[dt], dt)
+        expect = entry or softmax_op.ONLINE
+        assert OP.plan(v, 131072, (9, 0), dt).name == expect.name
+
+
+def test_dispatch_only_rejects_an_unknown_entry():
+    import dataclasses
+
+    for bad in ("fastest", "split"):
+        v = dataclasses.replace(V4, meta={**V4.meta, "dispatch_only": bad})
+        with pytest.raises(ValueError, match=f"dispatch_only {bad}.*one of warp"):
+            OP.plan(v, 4096, (9, 0), "bfloat16")

@@ -162,6 +162,12 @@ class Softmax(OpSpec):
         if elems not in (0, 32, 64):
             raise ValueError(f"{variant.path.name}: `@elems {elems}`: the persistent instances hold 32 or 64 "
                              f"elements per thread")
+        only = variant.meta.get("dispatch_only", "").split()[:1]
+        if strategy == "dispatch" and only:  # a sweep's v4 with one table entry for every width
+            if only[0] not in DISPATCH_ENTRIES:
+                raise ValueError(f"{variant.path.name}: `@dispatch_only {only[0]}`: one of "
+                                 f"{', '.join(DISPATCH_ENTRIES)} (v6 and v14 are timed as themselves)")
+            return _by_strategy(only[0], n, tuple(cc), 0, DISPATCH_PERSISTENT_ELEMS[dtype], dtype) or ONLINE
         return _plan(strategy, variant.meta_int("block", 256), variant.meta_int("rows_per_block", 1), n, tuple(cc),
                      dtype, 0 if threads == "auto" else int(threads), elems)
 
@@ -292,6 +298,10 @@ DISPATCH_BULK_E32 = (2, 256, 1, 16, 32)
 DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
 # The side grid of v4's "split" entries (v14's `@side_grid`, whose default it also is).
 DISPATCH_SPLIT_SIDE = "packed_regs"
+# `@dispatch_only E` (sweeps: scripts/sweep_membound_s14.py) makes v4 take entry E at every width E can
+# hold (v2's online rows where it cannot): the entries whose every instance v4 compiles. ("packed" and
+# "split": v4 holds only the instances its table uses; time v6 and v14 themselves.)
+DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "packed_regs")
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
     "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
