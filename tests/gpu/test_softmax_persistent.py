@@ -122,12 +122,14 @@ def test_dispatch_routed_to_v5_everywhere_is_correct(monkeypatch):
         softmax_op._plan.cache_clear()
 
 
-def _v13_f32_65536() -> str:
-    """v4's fp32 rows of 32769-65536 go to v13: clusters of 2 where a block may take 128 KiB of
-    shared memory (sm_90, sm_100), of 4 on sm_120 (99 KiB); before sm_90 the online kernel."""
+def _f32_65536() -> str:
+    """v4's fp32 rows of 65536 (its "wide" entry): v12's clusters of 4 where a block may take 128 KiB
+    of shared memory (sm_90, sm_100); elsewhere what the plan says (sm_120: 99 KiB a block);
+    before sm_90 the online kernel."""
     if not _hopper():
         return "softmax_online_t512_f32"
-    return "softmax_pr_c4_f32" if torch.cuda.get_device_capability()[0] >= 12 else "softmax_pr_c2_f32"
+    cc = torch.cuda.get_device_capability()
+    return "softmax_dy_c4_f32" if cc[0] < 12 else OP.plan(OP.variant("v4_dispatch"), 65536, cc, "float32").name + "_f32"
 
 
 def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
@@ -137,10 +139,12 @@ def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
                         (8192, "float32", "softmax_online_t512_f32"),
                         (8192, "bfloat16", "softmax_pk_block_t512_full_bf16" if _hopper() else "softmax_block_t256_bf16"),
                         (65536, "bfloat16", "softmax_dy_c4_bf16" if _hopper() else "softmax_online_t512_bf16"),
-                        (65536, "float32", _v13_f32_65536()),
+                        (65536, "float32", _f32_65536()),
                         (131072, "float32", "softmax_dy_e32_c16_f32" if _hopper() else "softmax_online_t512_f32"),
                         (131073, "float32", "softmax_dy_c16_f32" if _hopper() else "softmax_online_t512_f32"),
                         # 3 rows <= v14's side margin: its main grid alone
-                        (100000, "bfloat16", "softmax_sg_a_c8_bf16" if _hopper() else "softmax_online_t512_bf16")):
+                        (131072, "bfloat16", "softmax_sg_a_c8_bf16" if _hopper() else "softmax_online_t512_bf16"),
+                        # 24 KiB stages for v12: v13 (session 14's grid of widths)
+                        (100000, "bfloat16", "softmax_pr_c2_bf16" if _hopper() else "softmax_online_t512_bf16")):
         cmp, kernel = _run(v4, Case((3, n), dt))
         assert cmp.ok and kernel == want, f"N={n} {dt}: ran {kernel} (want {want}); {cmp.summary(max_lines=2)}"

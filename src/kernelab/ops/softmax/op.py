@@ -229,14 +229,15 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split")
+              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split", "wide")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
 # clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
 # (v12 with DISPATCH_BULK_E32's), "packed_regs" (v13, sm_90+), "split" (v14: v12's and v13's grids,
-# sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py) says so; the instances every
+# sm_90+), "wide" (one of the last four by the share and ring sizes: wide_plan, sm_90+). Change an
+# entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py) says so; the instances every
 # strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
@@ -276,12 +277,28 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   us vs v12 275.7 / 275.4, 1024 x 262144 286.6 / 287.7 vs 303.6 / 303.8: v14 ("split") takes bf16
 #   65537-262144 (the widths between by proximity: unmeasured). No gain at bf16 4096 x 65536 (269.5
 #   / 268.8 vs 268.3 / 267.6) nor fp32 2048 x 131072 (526.4 / 526.7 vs 527.8 / 526.6): those stay.
+# Session 14 (docs/runs/2026-12-01-h200-sweep_membound_s14_grid.json.gz, scripts/sweep_membound_s14.py
+#   SWEEP_SET=grid, one process, 384 MiB each way, floor 188 us at the 4.28 TB/s copy rate): v4 with
+#   one entry at every width (`@dispatch_only`), 12 widths 40960-262144 in each dtype. The proximity
+#   picks lost up to 1.4x off the powers of two: bf16 4915 x 40960 v12 287.4 us vs v13 204.8,
+#   2457 x 81920 v14 275.0 vs v13 223.7, 1228 x 163840 301.5 vs 243.2; fp32 384 x 262144 v12 244.4 vs
+#   v13 212.8. v12's clusters win only where (a) each block's share of a row is a full 32 KiB stage
+#   (bf16 shares of 20-28 KiB: v13 1-30% faster; fp32 shares are 32-57 KiB at every width past
+#   32768: v12 1-3% faster than v13) and (b) two of its blocks share an SM (fp32 131072 and 262144
+#   put one 128 KiB ring an SM, so a cluster of 8 or 16 needs that many SMs of one GPC: 211.7 vs
+#   e32's 200.0, 244.4 vs v13's 212.8; clusters of 4 place: fp32 65536 201.2 vs v13 205.3). The
+#   "wide" entry is that rule (wide_plan).
 DISPATCH_SM90 = {
-    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (65536, "dynamic"),
-                 (rows.MAX_CLUSTER_N, "split")),
-    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (65536, "packed_regs"), (131072, "dynamic_e32"),
-                (rows.MAX_CLUSTER_N, "dynamic")),
+    "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "wide")),
+    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "wide")),
 }
+# "wide" (wide_plan): v12 (bf16 past 65536: v14, v12's grid plus v13's beside it) when its stage is
+# at least DISPATCH_WIDE_MIN_STAGE bytes and its clusters place (C <= 4 or two rings an SM); else
+# fp32 rows of up to 131072 take v12's clusters of 16 holding 32 values a thread ("dynamic_e32"),
+# and the rest v13.
+# 30 KiB sits between the stages measured: 28 KiB (bf16 57344 / 114688 / 229376: v13 +4% / -1% / +5%
+# against v12 or v14) and 32 KiB (65536 / 131072 / 262144: v12 / v14 0.2% / 8% / 2% faster).
+DISPATCH_WIDE_MIN_STAGE = 30 * 1024
 # v12_dynamic_rows's knobs for "dynamic" entries (v10's, which it keeps), (stages, threads,
 # blocks_per_sm, min_cluster, elems): v4 compiles v12's instances with them (Softmax.defines).
 # Session 7 (docs/runs/2026-11-30-h200-sweep_membound_s7_staged2.json, one process, 2048 x 131072,
@@ -301,7 +318,8 @@ DISPATCH_SPLIT_SIDE = "packed_regs"
 # `@dispatch_only E` (sweeps: scripts/sweep_membound_s14.py) makes v4 take entry E at every width E can
 # hold (v2's online rows where it cannot): the entries whose every instance v4 compiles. ("packed" and
 # "split": v4 holds only the instances its table uses; time v6 and v14 themselves.)
-DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "packed_regs")
+DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "packed_regs",
+                    "wide")
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
     "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
@@ -995,7 +1013,26 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return packed_regs_plan(n, cc, dtype)
     if strategy == "split":  # v14's two grids (v4 holds its bf16 instances)
         return split_main_plan(n, cc, dtype)
+    if strategy == "wide":
+        return wide_plan(n, cc, dtype)
     raise ValueError(f"unknown softmax strategy {strategy!r}")
+
+
+def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
+    """v4's "wide" entry (DISPATCH_SM90's measurements): v12's plan where its stages are full
+    (at least DISPATCH_WIDE_MIN_STAGE bytes a block) and its clusters place (two rings fit an SM,
+    or clusters of at most 4: fp32 65536's one 128 KiB ring an SM in clusters of 4 is v12's best,
+    201.2 us vs v13 205.3 and e32 233.2), as v14's main
+    grid for bf16 rows past 65536; else v12's 32-value clusters of 16 for fp32 rows they hold, else
+    v13's plan (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
+    p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
+    if p is None:
+        return None
+    placed = p.cluster <= 4 or p.smem <= bulk_ring_budget(cc, 2)  # C SMs of one GPC at one block an SM
+    if p.smem // DISPATCH_BULK[0] >= DISPATCH_WIDE_MIN_STAGE and placed:
+        return split_main_plan(n, cc, dtype) if dtype == "bfloat16" and n > 65536 else dynamic_plan(p)
+    e32 = bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32) if dtype == "float32" else None
+    return dynamic_plan(e32, "softmax_dy_e32_") if e32 is not None else packed_regs_plan(n, cc, dtype)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -9,19 +9,20 @@
 //                               v2 515, v1 542); bf16 4097-32768: v6's block rows (8192 x 32768
 //                               bf16, session 6: v6's 32-element instance 257.7 us, v2 262.8;
 //                               session 3: v2 266, v1 303, v3 362);
-//     N <= 65536                fp32: v13_packed_regs, clusters of 2 blocks of 1024 threads on all
-//                               132 SMs (session 12: 4096 x 65536 535.3 us vs v5 574.7, v4's pick
-//                               until then); bf16 32769-65536: v12 (session 8: 4096 x 65536 268.8 us
-//                               vs v5 298.3, v10 284.1; session 12: v13 277.7 vs 268.4);
-//     N <= 262144               v12_dynamic_rows (session 8): v10's clusters of 8-16 blocks of 256
-//                               threads, 2 stages of each block's share read once into registers,
-//                               each cluster's next row taken from a counter (2048 x 131072 bf16
-//                               276.4 us vs v10 283.6, fp32 549.6 vs 547.0-548.7: same); fp32 rows
-//                               of 65537-131072 in clusters of 16 holding 32 values a thread
-//                               (2048 x 131072 fp32 527.4 us vs 546.9 with 64 values);
-//                               bf16 65537-262144: v14_split_grid (session 13): v12's clusters plus
-//                               v13's on the 12 SMs they leave, one row counter (2048 x 131072 bf16
-//                               268.0 us vs v12 275.7; 1024 x 262144 286.6 vs 303.6);
+//     N <= 262144               the "wide" entry (session 14: a grid of 12 widths 40960-262144 in
+//                               each dtype, op.py wide_plan): v12_dynamic_rows (v10's clusters of
+//                               256-thread blocks, 2 stages of each block's share, rows from a
+//                               counter) where each block's stage is a full 32 KiB or more and its
+//                               clusters place (at most 4 blocks, or two rings an SM); for bf16
+//                               past 65536 as v14_split_grid (v12's clusters plus v13's on the 12
+//                               SMs they leave, one row counter: 2048 x 131072 bf16 268.0 us vs
+//                               v12 275.7); else fp32 rows of up to 131072 in v12's clusters of 16
+//                               holding 32 values a thread (2048 x 131072 fp32 527.4 us vs 546.9),
+//                               and every other width v13_packed_regs (1024-thread blocks holding
+//                               raw vectors): bf16 4915 x 40960 204.8 us vs v12 287.4, 2457 x
+//                               81920 223.7 vs v14 275.0; fp32 384 x 262144 212.8 vs v12 244.4.
+//                               Until session 14 the table went by proximity to the powers of two
+//                               measured, which lost up to 1.4x between them.
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
 //   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
 //   in op.py ("persistent" in DISPATCH_SM90).
