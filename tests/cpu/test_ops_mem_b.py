@@ -276,14 +276,13 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     # bf16 16385-32768: v6's 32-element instance (H200 session 6: 257.7 us vs v2 262.8; v3 362, v1 303)
     assert name(32768, (9, 0)) == "softmax_pk_block_t1024_e32"
     assert SOFTMAX.plan(v4, 32768, (9, 0), "float32").name == "softmax_online_t512"  # fp32 stays v2's
-    # bf16 32769-65536 and fp32 65537-262144: v12, rows from a counter (session 8, H200: 4096 x 65536
-    # bf16 268.8 us vs v5 298.3; 2048 x 131072 bf16 276.4 vs v10 283.6); fp32 32769-65536: v13's
-    # clusters of 2 x 1024 threads (session 12: 4096 x 65536 535.3 us vs v5's clusters 574.7)
-    assert name(65536, (9, 0)) == "softmax_dy_c4" and name(32769, (9, 0)) == "softmax_dy_c4"
-    assert SOFTMAX.plan(v4, 65536, (9, 0), "float32").name == "softmax_pr_c2"
-    # bf16 65537-262144: v14's grids (v12's clusters, the instance named here, plus v13's on the SMs
-    # they leave; session 13: 2048 x 131072 bf16 268.0 us vs v12 275.7)
-    assert name(131072, (9, 0)) == "softmax_sg_a_c8"
+    # past 32768: the "wide" entry (session 14's grid of 24 widths; op.py wide_plan): v12 (rows from
+    # a counter) where each block's stage is a full 32 KiB and its clusters place, as v14's main grid
+    # for bf16 past 65536 (session 13: 2048 x 131072 bf16 268.0 us vs v12 275.7); fp32 131072 in
+    # clusters of 16 holding 32 values a thread; the rest v13 (bf16 4915 x 40960: 204.8 us vs v12 287.4)
+    assert name(65536, (9, 0)) == "softmax_dy_c4" and name(32769, (9, 0)) == "softmax_pr_c1"
+    assert SOFTMAX.plan(v4, 65536, (9, 0), "float32").name == "softmax_dy_c4"
+    assert name(131072, (9, 0)) == "softmax_sg_a_c8" and name(81920, (9, 0)) == "softmax_pr_c2"
     assert name(262144, (10, 0)) == "softmax_sg_a_c16"
     assert SOFTMAX.plan(v4, 131072, (9, 0), "float32").name == "softmax_dy_e32_c16"  # 32 values a thread
     assert name(131072, (8, 0)) == "softmax_online_t512"
