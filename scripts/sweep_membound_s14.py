@@ -9,6 +9,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                bf16 and fp32, 384 MiB each way): v4 as it stands, v4 with one entry at every width
                (`@dispatch_only online | dynamic | dynamic_e32 | packed_regs`) and v14_split_grid
                (bf16), so the table can be written from measurements instead of proximity.
+    vocab:     softmax over LLM vocabulary widths (32000, 50257, 128256, 151936; 50257 rows are 2-byte
+               aligned only), bf16 and fp32, ~384 MiB each way: v4_dispatch against torch.compile and
+               the wide-row variants v4 chooses among.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -64,6 +67,27 @@ def grid_sweeps(selected):
     return out
 
 
-sm.sweeps = {"widths": widths_sweeps, "grid": grid_sweeps}[os.environ.get("SWEEP_SET", "widths")]
+VOCAB = (32000, 50257, 128256, 151936)
+
+
+def vocab_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    v4 = "v4_dispatch"
+    out = []
+    for dt, size in (("bfloat16", 2), ("float32", 4)):
+        for n in VOCAB:
+            m = 3 * 2**27 // (n * size)
+            if n <= 32768:
+                others = ("v2_online",) + (("v6_packed_rows",) if dt == "bfloat16" else ())
+            else:
+                others = ("v12_dynamic_rows", "v13_packed_regs", "v14_split_grid", "v2_online")
+            out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt),
+                             [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4)]
+                             + [Candidate(v, "new", v) for v in others] + [Candidate(f"{v4} again", "existing", v4)]))
+    return out
+
+
+sm.sweeps = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps}[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
