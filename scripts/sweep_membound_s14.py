@@ -12,6 +12,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     vocab:     softmax over LLM vocabulary widths (32000, 50257, 128256, 151936; 50257 rows are 2-byte
                aligned only), bf16 and fp32, ~384 MiB each way: v4_dispatch against torch.compile and
                the wide-row variants v4 chooses among.
+    mid:       softmax fp32 rows of 8192-32768 (v4's "online" entry: v2, measured at 8192 only; 3145 x
+               32000 fp32 ran 273.9 us, 0.69x a copy) against v4 with its "wide" entry, v12's and
+               v13's plans there (`@dispatch_only`), ~384 MiB each way.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -88,6 +91,20 @@ def vocab_sweeps(selected):
     return out
 
 
-sm.sweeps = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps}[os.environ.get("SWEEP_SET", "widths")]
+def mid_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    v4 = "v4_dispatch"
+
+    def only(entry):
+        return Candidate(f"{v4} only {entry}", "new", v4, meta={"dispatch_only": entry})
+    return [Sweep("softmax", Case((3 * 2**25 // n, n), "float32"), "cold", Case((256, n), "float32"),
+                  [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4), only("wide"), only("dynamic"),
+                   only("packed_regs"), Candidate(f"{v4} again", "existing", v4)])
+            for n in (8192, 12288, 16384, 24576, 32000, 32768)]
+
+
+SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps}
+sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
