@@ -275,7 +275,8 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     assert name(1000, (8, 0)) == "softmax_warp_e32"  # before sm_90 the table is unchanged
     # bf16 16385-32768: v6's 32-element instance (H200 session 6: 257.7 us vs v2 262.8; v3 362, v1 303)
     assert name(32768, (9, 0)) == "softmax_pk_block_t1024_e32"
-    assert SOFTMAX.plan(v4, 32768, (9, 0), "float32").name == "softmax_online_t512"  # fp32 stays v2's
+    assert SOFTMAX.plan(v4, 32768, (9, 0), "float32").name == "softmax_dy_c2"  # fp32 past 12288: "wide"
+    assert SOFTMAX.plan(v4, 12288, (9, 0), "float32").name == "softmax_online_t512"
     # past 32768: the "wide" entry (session 14's grid of 24 widths; op.py wide_plan): v12 (rows from
     # a counter) where each block's stage is a full 32 KiB and its clusters place, as v14's main grid
     # for bf16 past 65536 (session 13: 2048 x 131072 bf16 268.0 us vs v12 275.7); fp32 131072 in

@@ -74,7 +74,9 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     # bf16 4097-32768: v6 (8192 x 32768: its 32-element instance 257.7 us, v2 262.8, v3 362, v1 303)
     assert _name(V4, 32768) == "softmax_pk_block_t1024_e32" and _name(V4, 16385) == "softmax_pk_block_t1024_e32"
     assert _name(V4, 16384) == "softmax_pk_block_t1024"
-    assert _name(V4, 32768, dtype="float32") == "softmax_online_t512"
+    # fp32 12289-32768: "wide" (session 14's mid set: 3072 x 32768 199.6 us vs v2 276.7); v2 to 12288
+    assert _name(V4, 32768, dtype="float32") == "softmax_dy_c2" and _name(V4, 16384, dtype="float32") == "softmax_dy_c1"
+    assert _name(V4, 12288, dtype="float32") == "softmax_online_t512"
     assert _name(V4, 8192) == "softmax_pk_block_t512"  # v6 (16 elements a thread) 255.4 us vs 32 259.3, v1 271.7
     assert _name(V4, 8192, dtype="float32") == "softmax_online_t512"  # v2 515 us vs v1 542
     assert _name(V4, 1024) == "softmax_pk_warp_c1024"  # v6 250.8 us vs v0 266.1

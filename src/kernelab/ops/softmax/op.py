@@ -290,8 +290,13 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   "wide" entry is that rule (wide_plan).
 DISPATCH_SM90 = {
     "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "wide")),
-    "float32": ((1024, "warp"), (4096, "block"), (32768, "online"), (rows.MAX_CLUSTER_N, "wide")),
+    "float32": ((1024, "warp"), (4096, "block"), (12288, "online"), (rows.MAX_CLUSTER_N, "wide")),
 }
+# fp32 12289-32768 went to v2 ("online") by proximity to 8192 until session 14's mid set
+# (docs/runs/2026-12-01-h200-sweep_membound_s14_mid.json, ~384 MiB each way): "wide" (v12's clusters
+# of 1-2) 3072 x 32768 199.6 us vs v2 276.7 (v2's re-read of 264 rows of 128 KiB in flight, 33 MiB,
+# misses L2), 4096 x 24576 200.2 vs 244.3, 6144 x 16384 197.4 vs 202.5; 8192 x 12288 199.3 vs 199.2
+# (the same) and 12288 x 8192 198.7 vs 194.2 (v2 stays).
 # "wide" (wide_plan): v12 (bf16 past 65536: v14, v12's grid plus v13's beside it) when its stage is
 # at least DISPATCH_WIDE_MIN_STAGE bytes and its clusters place (C <= 4 or two rings an SM); else
 # fp32 rows of up to 131072 take v12's clusters of 16 holding 32 values a thread ("dynamic_e32"),

@@ -5,11 +5,12 @@
 //   figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
 //     N <= 8192 (fp32: 4096)    v1, one block per row of 64/128/256 threads;
-//     N <= 32768                fp32: v2, online softmax: its re-read hits L2 (fp32 32768 x 8192:
-//                               v2 515, v1 542); bf16 4097-32768: v6's block rows (8192 x 32768
+//     N <= 32768                fp32 4097-12288: v2, online softmax: its re-read hits L2 (fp32
+//                               32768 x 8192: v2 515, v1 542; wider fp32 rows take "wide" below);
+//                               bf16 4097-32768: v6's block rows (8192 x 32768
 //                               bf16, session 6: v6's 32-element instance 257.7 us, v2 262.8;
 //                               session 3: v2 266, v1 303, v3 362);
-//     N <= 262144               the "wide" entry (session 14: a grid of 12 widths 40960-262144 in
+//     N <= 262144               (fp32 from 12289) the "wide" entry (session 14: a grid of 12 widths 40960-262144 in
 //                               each dtype, op.py wide_plan): v12_dynamic_rows (v10's clusters of
 //                               256-thread blocks, 2 stages of each block's share, rows from a
 //                               counter) where each block's stage is a full 32 KiB or more and its
