@@ -135,7 +135,8 @@ def _f32_65536() -> str:
 def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
     v4 = OP.variant("v4_dispatch")
     wide_bf16 = "softmax_pk_block_t1024_e32_full_bf16" if _hopper() else "softmax_block_t1024_bf16"
-    for n, dt, want in ((32768, "bfloat16", wide_bf16), (32768, "float32", "softmax_dy_c2_f32" if _hopper() else "softmax_block_t1024_f32"),
+    for n, dt, want in ((32768, "bfloat16", wide_bf16),
+                        (32768, "float32", "softmax_dy_c2_f32" if _hopper() else "softmax_block_t1024_f32"),
                         (8192, "float32", "softmax_online_t512_f32"),
                         (8192, "bfloat16", "softmax_pk_block_t512_full_bf16" if _hopper() else "softmax_block_t256_bf16"),
                         (65536, "bfloat16", "softmax_dy_c4_bf16" if _hopper() else "softmax_online_t512_bf16"),
