@@ -49,7 +49,7 @@ def main(argv=None) -> int:
         print(f"split_grid_probe: no side grid at {m} x {n} {dt} (margin {args.margin})", file=sys.stderr)
         return 2
     ka, pa, main, kb, pb, side = g.ka, g.pa, g.main, g.kb, g.pb, g.side
-    fit_b = so.persistent_grid(kb, pb, 1 << 30)  # v13 alone: the side kernel on every SM
+    fit_b = so.persistent_grid(kb, pb, 1 << 30)  # the side kernel alone on every SM
     per_sm_a = ka.max_active_blocks_per_sm(pa.block, pa.smem)
     tdt = getattr(torch, dt)
     x = torch.randn(m, n, device="cuda", dtype=tdt)
@@ -73,10 +73,11 @@ def main(argv=None) -> int:
         join.record(stream)
         caller.wait_event(join)
 
+    units = f"clusters of {pb.cluster}" if pb.cluster else "blocks"  # the online side has no clusters
     configs = {
         f"main alone ({main} clusters of {pa.cluster})": lambda: launch_main(main, main),
-        f"side alone ({side} clusters of {pb.cluster})": lambda: launch_side(side, side, m, on_side=False),
-        f"side alone ({fit_b} clusters of {pb.cluster}: v13)": lambda: launch_side(fit_b, fit_b, m, on_side=False),
+        f"side alone ({side} {units})": lambda: launch_side(side, side, m, on_side=False),
+        f"side alone ({fit_b} {units}: every SM)": lambda: launch_side(fit_b, fit_b, m, on_side=False),
     }
     for g in [side] + [int(k) for k in args.sides.split(",") if k]:
         configs[f"both ({main} + {g}, margin {args.margin})"] = lambda g=g: both(g)
