@@ -15,6 +15,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     mid:       softmax fp32 rows of 8192-32768 (v4's "online" entry: v2, measured at 8192 only; 3145 x
                32000 fp32 ran 273.9 us, 0.69x a copy) against v4 with its "wide" entry, v12's and
                v13's plans there (`@dispatch_only`), ~384 MiB each way.
+    anyc:      softmax v15_any_cluster (v13's kernel in clusters of 1-8, not only powers of two) against
+               v4_dispatch and v13 at the widths where its cluster differs (bf16 151936 / 163840 / 196608:
+               C = 3; fp32 98304 / 163840 / 196608 / 229376: C = 3 / 5 / 6 / 7), ~384 MiB each way.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -104,7 +107,24 @@ def mid_sweeps(selected):
             for n in (8192, 12288, 16384, 24576, 32000, 32768)]
 
 
-SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps}
+def anyc_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    v4 = "v4_dispatch"
+    out = []
+    sets = (("bfloat16", 2, (151936, 163840, 196608)), ("float32", 4, (98304, 163840, 196608, 229376)))
+    for dt, size, widths in sets:
+        for n in widths:
+            out.append(Sweep("softmax", Case((3 * 2**27 // (n * size), n), dt), "cold", Case((256, n), dt),
+                             [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
+                              Candidate("v13_packed_regs", "new", "v13_packed_regs"),
+                              Candidate("v15_any_cluster", "new", "v15_any_cluster"),
+                              Candidate(f"{v4} again", "existing", v4),
+                              Candidate("v15_any_cluster again", "new", "v15_any_cluster")]))
+    return out
+
+
+SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -146,6 +146,8 @@ class Softmax(OpSpec):
             return dynamic_plan(bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant)))
         if strategy == "packed_regs":  # v13
             return packed_regs_plan(n, tuple(cc), dtype)
+        if strategy == "any_cluster":  # v15
+            return any_cluster_plan(n, tuple(cc), dtype)
         if strategy == "split_grid":  # v14: the main grid's plan (the launch adds the side grid)
             return split_main_plan(n, tuple(cc), dtype)
         if strategy == "sm_rows":
@@ -229,7 +231,8 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split", "wide")
+              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split", "wide",
+              "any_cluster")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -580,18 +583,30 @@ PACKED_REGS_VECS = 8
 PACKED_REGS_CLUSTERS = (1, 2, 4, 8)
 
 
-def packed_regs_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
-    """v13's instance for rows of n (None: before sm_90, or rows outside BULK_MIN_N..BULK_MAX_N)."""
+# v15_any_cluster: v13's kernel in clusters of any size 1-8 (the portable limit), so the smallest C
+# whose share fits is taken, not the smallest power of two (bf16 151936: 3 x 99 KiB, not 4 x 74).
+ANY_CLUSTERS = (1, 2, 3, 4, 5, 6, 7, 8)
+
+
+def packed_regs_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", clusters=PACKED_REGS_CLUSTERS,
+                     prefix: str = "softmax_pr_c") -> BulkPlan | None:
+    """v13's instance for rows of n (None: before sm_90, or rows outside BULK_MIN_N..BULK_MAX_N);
+    with clusters=ANY_CLUSTERS and prefix "softmax_ac_c", v15's."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
     budget = bulk_ring_budget(cc, 1)
     v = 16 // (4 if dtype == "float32" else 2)
-    for c in PACKED_REGS_CLUSTERS:
+    for c in clusters:
         stage = bulk_stage_bytes(n, c, dtype)
         if stage <= budget and stage // 16 <= PACKED_REGS_THREADS * PACKED_REGS_VECS:
-            return BulkPlan(f"softmax_pr_c{c}", PACKED_REGS_THREADS, 1, c, capacity=c * stage // 16 * v,
+            return BulkPlan(f"{prefix}{c}", PACKED_REGS_THREADS, 1, c, capacity=c * stage // 16 * v,
                             persistent=True, smem=stage, work=True)
     return None
+
+
+def any_cluster_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
+    """v15's instance for rows of n: v13's plan over clusters of 1-8 blocks (softmax_ac_c*)."""
+    return packed_regs_plan(n, cc, dtype, ANY_CLUSTERS, "softmax_ac_c")
 
 
 # ---- v14_split_grid: v12's clusters and v13's on the SMs they leave, one row counter ---------------
@@ -1064,7 +1079,7 @@ def _limit(variant, dtype: str = "bfloat16") -> str:
         return str(packed_max_n(packed_knobs(variant)[2], dtype))
     if variant.meta.get("strategy") in ("bulk", "dynamic", "split_grid"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
-    if variant.meta.get("strategy") in ("sm_rows", "packed_regs"):
+    if variant.meta.get("strategy") in ("sm_rows", "packed_regs", "any_cluster"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
     if variant.meta.get("strategy") in ("grid_groups", "group_regs"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages of the group's share that fit shared memory)"

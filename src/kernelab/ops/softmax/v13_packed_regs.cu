@@ -87,7 +87,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
                                                 unsigned* __restrict__ work, unsigned clusters = 0u,
                                                 unsigned stop = 0u) {
   constexpr int V = rows::Traits<T>::V;
-  static_assert(C == 1 || C == 2 || C == 4 || C == 8, "C is 1, 2, 4 or 8 blocks a cluster");
+  static_assert(C >= 1 && C <= 8, "C is 1 to 8 blocks a cluster (8: the portable cluster size)");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
   __shared__ float2 pairs[2][C];
   __shared__ alignas(8) unsigned long long full[1];

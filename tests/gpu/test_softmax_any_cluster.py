@@ -1,0 +1,61 @@
+"""softmax v15_any_cluster on a GPU, beyond tests/gpu/test_ops_mem_b.py's sweep of every test case:
+each cluster size 1-8 its plan takes (3, 5, 6, 7 are new: clusters v13 never launches), with enough
+rows that every cluster loops 9+ times (both mbarrier parities, the 4 row-index slots wrapped twice);
+misaligned rows; the `work` counters left at zero and a CUDA graph replayed on new inputs.
+Failures name the instance the launch took (e.g. softmax_ac_c3_bf16) and the clusters that fit."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelab.ops import discover, load_variant
+from kernelab.ops.base import Case
+from kernelab.ops.softmax import op as softmax_op
+
+from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
+
+pytestmark = pytest.mark.gpu
+
+OP = discover()["softmax"]
+V15 = OP.variant("v15_any_cluster")
+SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
+
+
+@pytest.fixture(autouse=True)
+def _needs_hopper():
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("v15 needs sm_90 (cp.async.bulk, clusters)")
+
+
+def _fit(n, dtype):
+    p = OP.plan(V15, n, torch.cuda.get_device_capability(), dtype)
+    assert p is not None, f"v15 plans nothing for N={n} {dtype}"
+    k = load_variant(OP, V15).kernel(f"{p.name}_{SUFFIX[dtype]}")
+    return p, softmax_op.persistent_grid(k, p, 1 << 30)
+
+
+# (N, dtype, offset, the cluster size of the sm_90 / sm_100 plan)
+LOOPS = [(151936, "bfloat16", 0, 3), (196608, "bfloat16", 1, 3), (98304, "float32", 0, 3),
+         (163840, "float32", 3, 5), (196608, "float32", 0, 6), (229376, "float32", 1, 7), (262144, "float32", 0, 8),
+         (50257, "bfloat16", 0, 1)]
+
+
+@pytest.mark.parametrize("n,dtype,offset,cluster", LOOPS, ids=lambda x: str(x))
+def test_every_cluster_size_loops_over_nine_rows(n, dtype, offset, cluster):
+    p, fit = _fit(n, dtype)
+    if torch.cuda.get_device_capability()[0] in (9, 10):
+        assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
+    assert fit >= 1, f"{p}: no cluster of {p.cluster} x 1024 threads with {p.smem} B fits"
+    case = Case((9 * fit + 1, n), dtype, offset=offset)
+    cmp, kernel = run_kernel(V15, load_variant(OP, V15), case)
+    assert kernel == f"{p.name}_{SUFFIX[dtype]}", kernel
+    assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
+
+
+def test_leaves_its_counters_zero_and_replays_in_a_graph():
+    cases = []
+    for n, dt in ((151936, "bfloat16"), (163840, "float32")):  # C = 3, 5
+        p, fit = _fit(n, dt)
+        cases.append(Case((5 * fit + 3, n), dt))
+    assert_counters_zero_and_graph_replays(V15, load_variant(OP, V15), cases)
