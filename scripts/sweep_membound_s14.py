@@ -26,8 +26,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sweep_membound as sm
 from sweep_membound import Candidate, Sweep, Case
 
-# (rows, width, dtype) -> the variants beside v4_dispatch; v4's own pick at that width is named in
-# the comment (op.py DISPATCH_SM90), so the table says whether the pick is the fastest there.
+V4 = "v4_dispatch"
+ESIZE = {"bfloat16": 2, "float32": 4}
+
+
+def rows_for(n: int, dt: str) -> int:
+    """Rows of n that move ~384 MiB each way (past L2, as the bench shapes)."""
+    return 3 * 2**27 // (n * ESIZE[dt])
+
+
+def versus_v4(n: int, dt: str, candidates, m: int | None = None, peer: bool = True, tail=()) -> Sweep:
+    """m rows of n (default rows_for): torch.compile (unless peer=False), v4_dispatch, the candidates
+    (variant names or Candidates), v4 again, then `tail` (repeats to pair with it); checked at 256 rows."""
+    def cand(c):
+        return c if isinstance(c, Candidate) else Candidate(c, "new", c)
+    peers = [Candidate("torch.compile", "peer")] if peer else []
+    return Sweep("softmax", Case((m or rows_for(n, dt), n), dt), "cold", Case((256, n), dt),
+                 peers + [Candidate(V4, "existing", V4)] + [cand(c) for c in candidates]
+                 + [Candidate(f"{V4} again", "existing", V4)] + [cand(c) for c in tail])
+
+
+def only(entry: str) -> Candidate:
+    """v4 with one table entry at every width (`@dispatch_only`)."""
+    return Candidate(f"{V4} only {entry}", "new", V4, meta={"dispatch_only": entry})
+
+
+# (rows, width, dtype) -> the variants beside v4_dispatch; the comment names v4's pick there before
+# session 14's "wide" entry, so the table says whether that pick was the fastest.
 WIDTHS = {
     (4096, 49152, "bfloat16"): ("v12_dynamic_rows", "v13_packed_regs", "v14_split_grid", "v2_online"),  # dynamic
     (2048, 98304, "bfloat16"): ("v12_dynamic_rows", "v13_packed_regs", "v14_split_grid"),  # split
@@ -39,13 +64,7 @@ WIDTHS = {
 
 
 def widths_sweeps(selected):
-    if "softmax" not in selected:
-        return []
-    v4 = "v4_dispatch"
-    return [Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt),
-                  [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4)]
-                  + [Candidate(v, "new", v) for v in others] + [Candidate(f"{v4} again", "existing", v4)])
-            for (m, n, dt), others in WIDTHS.items()]
+    return [versus_v4(n, dt, others, m) for (m, n, dt), others in WIDTHS.items()] if "softmax" in selected else []
 
 
 GRID_WIDTHS = (40960, 49152, 57344, 65536, 81920, 98304, 114688, 131072, 163840, 196608, 229376, 262144)
@@ -54,22 +73,14 @@ GRID_WIDTHS = (40960, 49152, 57344, 65536, 81920, 98304, 114688, 131072, 163840,
 def grid_sweeps(selected):
     if "softmax" not in selected:
         return []
-    v4 = "v4_dispatch"
-
-    def only(entry):
-        return Candidate(f"{v4} only {entry}", "new", v4, meta={"dispatch_only": entry})
     out = []
-    for dt, size in (("bfloat16", 2), ("float32", 4)):
+    for dt in ("bfloat16", "float32"):
         for n in GRID_WIDTHS:
-            m = 3 * 2**27 // (n * size)  # 384 MiB each way
             entries = ["online", "dynamic", "packed_regs"]
             if dt == "float32" and n <= 131072:
                 entries.append("dynamic_e32")
-            cands = [Candidate(v4, "existing", v4)] + [only(e) for e in entries]
-            if dt == "bfloat16":
-                cands.append(Candidate("v14_split_grid", "new", "v14_split_grid"))
-            out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt),
-                             cands + [Candidate(f"{v4} again", "existing", v4)]))
+            cands = [only(e) for e in entries] + (["v14_split_grid"] if dt == "bfloat16" else [])
+            out.append(versus_v4(n, dt, cands, peer=False))
     return out
 
 
@@ -79,49 +90,31 @@ VOCAB = (32000, 50257, 128256, 151936)
 def vocab_sweeps(selected):
     if "softmax" not in selected:
         return []
-    v4 = "v4_dispatch"
     out = []
-    for dt, size in (("bfloat16", 2), ("float32", 4)):
+    for dt in ("bfloat16", "float32"):
         for n in VOCAB:
-            m = 3 * 2**27 // (n * size)
             if n <= 32768:
                 others = ("v2_online",) + (("v6_packed_rows",) if dt == "bfloat16" else ())
             else:
                 others = ("v12_dynamic_rows", "v13_packed_regs", "v14_split_grid", "v2_online")
-            out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt),
-                             [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4)]
-                             + [Candidate(v, "new", v) for v in others] + [Candidate(f"{v4} again", "existing", v4)]))
+            out.append(versus_v4(n, dt, others))
     return out
 
 
 def mid_sweeps(selected):
     if "softmax" not in selected:
         return []
-    v4 = "v4_dispatch"
-
-    def only(entry):
-        return Candidate(f"{v4} only {entry}", "new", v4, meta={"dispatch_only": entry})
-    return [Sweep("softmax", Case((3 * 2**25 // n, n), "float32"), "cold", Case((256, n), "float32"),
-                  [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4), only("wide"), only("dynamic"),
-                   only("packed_regs"), Candidate(f"{v4} again", "existing", v4)])
+    return [versus_v4(n, "float32", [only("wide"), only("dynamic"), only("packed_regs")])
             for n in (8192, 12288, 16384, 24576, 32000, 32768)]
 
 
 def anyc_sweeps(selected):
     if "softmax" not in selected:
         return []
-    v4 = "v4_dispatch"
-    out = []
-    sets = (("bfloat16", 2, (151936, 163840, 196608)), ("float32", 4, (98304, 163840, 196608, 229376)))
-    for dt, size, widths in sets:
-        for n in widths:
-            out.append(Sweep("softmax", Case((3 * 2**27 // (n * size), n), dt), "cold", Case((256, n), dt),
-                             [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
-                              Candidate("v13_packed_regs", "new", "v13_packed_regs"),
-                              Candidate("v15_any_cluster", "new", "v15_any_cluster"),
-                              Candidate(f"{v4} again", "existing", v4),
-                              Candidate("v15_any_cluster again", "new", "v15_any_cluster")]))
-    return out
+    sets = (("bfloat16", (151936, 163840, 196608)), ("float32", (98304, 163840, 196608, 229376)))
+    again = Candidate("v15_any_cluster again", "new", "v15_any_cluster")
+    return [versus_v4(n, dt, ["v13_packed_regs", "v15_any_cluster"], tail=[again])
+            for dt, widths in sets for n in widths]
 
 
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps}

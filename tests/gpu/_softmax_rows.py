@@ -8,12 +8,21 @@ from __future__ import annotations
 import torch
 
 from kernelab.check import compare_outputs, tolerance
+from kernelab.check.inputs import DTYPES
 from kernelab.gpu import KernelFault, last_launched_kernel, synchronize
-from kernelab.ops import discover
+from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as softmax_op
 
 OP = discover()["softmax"]
+
+
+def planned_fit(v, n: int, dtype: str):
+    """(plan, clusters that fit on this GPU at once) of variant v for rows of n."""
+    p = OP.plan(v, n, torch.cuda.get_device_capability(), dtype)
+    assert p is not None, f"{v.name} plans nothing for N={n} {dtype}"
+    k = load_variant(OP, v).kernel(f"{p.name}_{DTYPES[dtype]}")
+    return p, softmax_op.persistent_grid(k, p, 1 << 30)
 
 
 def run_kernel(v, module, case: Case, dist: str = "normal", seed: int = 0):

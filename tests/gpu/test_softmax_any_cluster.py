@@ -9,30 +9,22 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kernelab.check.inputs import DTYPES
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
-from kernelab.ops.softmax import op as softmax_op
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
+from ._softmax_rows import assert_counters_zero_and_graph_replays, planned_fit, run_kernel
 
 pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
 V15 = OP.variant("v15_any_cluster")
-SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
 @pytest.fixture(autouse=True)
 def _needs_hopper():
     if torch.cuda.get_device_capability() < (9, 0):
         pytest.skip("v15 needs sm_90 (cp.async.bulk, clusters)")
-
-
-def _fit(n, dtype):
-    p = OP.plan(V15, n, torch.cuda.get_device_capability(), dtype)
-    assert p is not None, f"v15 plans nothing for N={n} {dtype}"
-    k = load_variant(OP, V15).kernel(f"{p.name}_{SUFFIX[dtype]}")
-    return p, softmax_op.persistent_grid(k, p, 1 << 30)
 
 
 # (N, dtype, offset, the cluster size of the sm_90 / sm_100 plan)
@@ -43,19 +35,19 @@ LOOPS = [(151936, "bfloat16", 0, 3), (196608, "bfloat16", 1, 3), (98304, "float3
 
 @pytest.mark.parametrize("n,dtype,offset,cluster", LOOPS, ids=lambda x: str(x))
 def test_every_cluster_size_loops_over_nine_rows(n, dtype, offset, cluster):
-    p, fit = _fit(n, dtype)
+    p, fit = planned_fit(V15, n, dtype)
     if torch.cuda.get_device_capability()[0] in (9, 10):
         assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
     assert fit >= 1, f"{p}: no cluster of {p.cluster} x 1024 threads with {p.smem} B fits"
     case = Case((9 * fit + 1, n), dtype, offset=offset)
     cmp, kernel = run_kernel(V15, load_variant(OP, V15), case)
-    assert kernel == f"{p.name}_{SUFFIX[dtype]}", kernel
+    assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
     assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
 
 
 def test_leaves_its_counters_zero_and_replays_in_a_graph():
     cases = []
     for n, dt in ((151936, "bfloat16"), (163840, "float32")):  # C = 3, 5
-        p, fit = _fit(n, dt)
+        p, fit = planned_fit(V15, n, dt)
         cases.append(Case((5 * fit + 3, n), dt))
     assert_counters_zero_and_graph_replays(V15, load_variant(OP, V15), cases)

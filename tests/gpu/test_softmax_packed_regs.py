@@ -13,17 +13,16 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kernelab.check.inputs import DTYPES
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
-from kernelab.ops.softmax import op as softmax_op
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
+from ._softmax_rows import assert_counters_zero_and_graph_replays, planned_fit, run_kernel
 
 pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
 V13 = OP.variant("v13_packed_regs")
-SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
 @pytest.fixture(autouse=True)
@@ -36,14 +35,6 @@ def _run(v, case, dist="normal"):
     return run_kernel(v, load_variant(OP, v), case, dist)
 
 
-def _fit(n, dtype):
-    """(plan, clusters that fit on this GPU at once) for rows of n."""
-    p = OP.plan(V13, n, torch.cuda.get_device_capability(), dtype)
-    assert p is not None, f"v13 plans nothing for N={n} {dtype}"
-    k = load_variant(OP, V13).kernel(f"{p.name}_{SUFFIX[dtype]}")
-    return p, softmax_op.persistent_grid(k, p, 1 << 30)
-
-
 # (N, dtype, offset, layout, the cluster size of the sm_90 / sm_100 plan)
 LOOPS = [(4097, "float32", 3, None, 1), (65536, "bfloat16", 0, None, 1), (65537, "bfloat16", 1, None, 2),
          (131072, "bfloat16", 0, None, 2), (100000, "bfloat16", 1, "mixed_alignment", 2),
@@ -53,14 +44,14 @@ LOOPS = [(4097, "float32", 3, None, 1), (65536, "bfloat16", 0, None, 1), (65537,
 
 @pytest.mark.parametrize("n,dtype,offset,layout,cluster", LOOPS, ids=lambda x: str(x))
 def test_every_cluster_loops_over_nine_rows(n, dtype, offset, layout, cluster):
-    p, fit = _fit(n, dtype)
+    p, fit = planned_fit(V13, n, dtype)
     if torch.cuda.get_device_capability()[0] in (9, 10):
         assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
     assert fit >= 1, f"{p}: no cluster of {p.cluster} x 1024 threads with {p.smem} B fits"
     kw = {"offset": offset} | ({"layout": layout} if layout else {})
     case = Case((9 * fit + 1, n), dtype, **kw)
     cmp, kernel = _run(V13, case)
-    assert kernel == f"{p.name}_{SUFFIX[dtype]}", kernel
+    assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
     assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
 
 
@@ -83,7 +74,7 @@ def test_leaves_its_counters_zero_and_replays_in_a_graph():
     """Rows come from two counters per stream that the last cluster resets (_softmax_rows.py)."""
     cases = []
     for n, dt in ((131072, "bfloat16"), (65536, "float32"), (8192, "bfloat16")):  # C = 2, 2, 1
-        p, fit = _fit(n, dt)
+        p, fit = planned_fit(V13, n, dt)
         cases.append(Case((5 * fit + 3, n), dt))
     assert_counters_zero_and_graph_replays(V13, load_variant(OP, V13), cases)
 

@@ -13,6 +13,7 @@ import torch
 
 from kernelab.check import compare_outputs, tolerance
 from kernelab.gpu import device_info, synchronize
+from kernelab.check.inputs import DTYPES
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as softmax_op
@@ -23,7 +24,6 @@ pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
 V14 = OP.variant("v14_split_grid")
-SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def test_both_grids_compute_every_row(m, n, dtype, offset, margin, side_grid):
     cmp, kernel = run_kernel(v, load_variant(OP, v), case)
     _, pb, main, side = _grids(n, dtype, m, margin, side_grid)
     if side:  # the side grid is launched last
-        assert kernel == f"{pb.name}_{SUFFIX[dtype]}", f"{case.label}: {side} side clusters planned, {kernel} ran last"
+        assert kernel == f"{pb.name}_{DTYPES[dtype]}", f"{case.label}: {side} side clusters planned, {kernel} ran last"
     assert cmp.ok, (f"{case.label} ({side_grid}, margin {margin}, {main} + {side} clusters) via {kernel}: "
                     f"{cmp.summary(max_lines=3)}")
 

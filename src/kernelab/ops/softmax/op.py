@@ -1042,9 +1042,9 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     """v4's "wide" entry (DISPATCH_SM90's measurements): v12's plan where its stages are full
     (at least DISPATCH_WIDE_MIN_STAGE bytes a block) and its clusters place (two rings fit an SM,
     or clusters of at most 4: fp32 65536's one 128 KiB ring an SM in clusters of 4 is v12's best,
-    201.2 us vs v13 205.3 and e32 233.2), as v14's main
-    grid for bf16 rows past 65536; else v12's 32-value clusters of 16 for fp32 rows they hold, else
-    v13's plan (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
+    201.2 us vs v13 205.3 and e32 233.2), as v14's main grid for bf16 rows past 65536; else v12's
+    32-value clusters of 16 for fp32 rows they hold; else v13's plan (None: before sm_90 or outside
+    BULK_MIN_N..BULK_MAX_N)."""
     p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
     if p is None:
         return None
