@@ -7,8 +7,10 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                and v2_online, each at its header's defaults. Checked at 256 rows.
     grid:      v4_dispatch's wide-row entries on a grid of widths (40960..262144 in steps of 8192-32768,
                bf16 and fp32, 384 MiB each way): v4 as it stands, v4 with one entry at every width
-               (`@dispatch_only online | dynamic | dynamic_e32 | packed_regs`) and v14_split_grid
-               (bf16), so the table can be written from measurements instead of proximity.
+               (`@dispatch_only online | dynamic | dynamic_e32 | any_cluster`) and v14_split_grid
+               (bf16), so the table can be written from measurements instead of proximity. (Session
+               14 ran it with the entry "packed_regs", v13's plan; session 15 replaced it by
+               "any_cluster", v15's, the same kernel and clusters except bf16 131073-196608: 3, not 4.)
     vocab:     softmax over LLM vocabulary widths (32000, 50257, 128256, 151936; 50257 rows are 2-byte
                aligned only), bf16 and fp32, ~384 MiB each way: v4_dispatch against torch.compile and
                the wide-row variants v4 chooses among.
@@ -76,7 +78,7 @@ def grid_sweeps(selected):
     out = []
     for dt in ("bfloat16", "float32"):
         for n in GRID_WIDTHS:
-            entries = ["online", "dynamic", "packed_regs"]
+            entries = ["online", "dynamic", "any_cluster"]
             if dt == "float32" and n <= 131072:
                 entries.append("dynamic_e32")
             cands = [only(e) for e in entries] + (["v14_split_grid"] if dt == "bfloat16" else [])
@@ -104,7 +106,7 @@ def vocab_sweeps(selected):
 def mid_sweeps(selected):
     if "softmax" not in selected:
         return []
-    return [versus_v4(n, "float32", [only("wide"), only("dynamic"), only("packed_regs")])
+    return [versus_v4(n, "float32", [only("wide"), only("dynamic"), only("any_cluster")])
             for n in (8192, 12288, 16384, 24576, 32000, 32768)]
 
 

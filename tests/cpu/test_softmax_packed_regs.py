@@ -92,13 +92,13 @@ def test_sass_holds_raw_vectors_and_stores_16_bytes():
 
 
 def test_launch_passes_the_stream_counters(monkeypatch):
-    """v13 and v4's rows that go to v13 (fp32 262144: v12's clusters would need 16 SMs of one GPC)
-    launch softmax_pr_* with `work` after M, N, one stage of dynamic shared memory and clusters of
-    the plan's C."""
+    """v13 (softmax_pr_*) and v4's rows that go to v13's kernel as v15's instances (softmax_ac_*; fp32
+    262144: v12's clusters would need 16 SMs of one GPC) launch with `work` after M, N, one stage of
+    dynamic shared memory and clusters of the plan's C."""
     monkeypatch.setattr(softmax_op, "persistent_grid", lambda k, p, m: 66)
     calls = record_launches(OP, [(V13, Case((64, 131072), "bfloat16")), (V4, Case((64, 262144), "float32"))])
     (n13, a13, kw13), (n4, a4, kw4) = calls
-    assert n13 == "softmax_pr_c2_bf16" and n4 == "softmax_pr_c8_f32"
+    assert n13 == "softmax_pr_c2_bf16" and n4 == "softmax_ac_c8_f32"
     assert len(a13) == len(a4) == 5 and a13[2:4] == (64, 131072) and a4[2:4] == (64, 262144)
     assert a13[4].dtype == torch.int32 and a13[4].tolist() == [0, 0]
     assert kw13 == dict(grid=66, block=1024, cluster=2, shared_mem=131072)

@@ -238,9 +238,9 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
 # clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
-# (v12 with DISPATCH_BULK_E32's), "packed_regs" (v13, sm_90+), "split" (v14: v12's and v13's grids,
-# sm_90+), "wide" (one of the last four by the share and ring sizes: wide_plan, sm_90+). Change an
-# entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py) says so; the instances every
+# (v12 with DISPATCH_BULK_E32's), "any_cluster" (v15: v13's kernel in clusters of 1-8, sm_90+), "split"
+# (v14: v12's and v13's grids, sm_90+), "wide" (one of the last four by the share and ring sizes:
+# wide_plan, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py) says so; the instances every
 # strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
@@ -291,6 +291,12 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   put one 128 KiB ring an SM, so a cluster of 8 or 16 needs that many SMs of one GPC: 211.7 vs
 #   e32's 200.0, 244.4 vs v13's 212.8; clusters of 4 place: fp32 65536 201.2 vs v13 205.3). The
 #   "wide" entry is that rule (wide_plan).
+# Session 15 (docs/runs/2026-12-01-h200-sweep_membound_s15_anyc.json, SWEEP_SET=anyc, one process):
+#   v15_any_cluster (v13's kernel in the fewest blocks that hold a row, non-power-of-two clusters
+#   allowed) bf16 1325 x 151936 238.5 / 238.1 us vs v4 (v13 in clusters of 4) 253.2 / 253.6, 1228 x
+#   163840 231.9 / 231.9 vs 244.0 / 243.4, 1024 x 196608 226.6 / 225.6 vs 232.3 / 231.9 (all clusters
+#   of 3 where v13 took 4): "wide" takes v15's plan where it took v13's (the same kernel and C at the
+#   other widths). fp32 98304-229376 (v15's C = 3, 5, 6, 7) lost to v4's v12 by 3-6%: unchanged.
 DISPATCH_SM90 = {
     "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "wide")),
     "float32": ((1024, "warp"), (4096, "block"), (12288, "online"), (rows.MAX_CLUSTER_N, "wide")),
@@ -303,7 +309,7 @@ DISPATCH_SM90 = {
 # "wide" (wide_plan): v12 (bf16 past 65536: v14, v12's grid plus v13's beside it) when its stage is
 # at least DISPATCH_WIDE_MIN_STAGE bytes and its clusters place (C <= 4 or two rings an SM); else
 # fp32 rows of up to 131072 take v12's clusters of 16 holding 32 values a thread ("dynamic_e32"),
-# and the rest v13.
+# and the rest v15 (v13's kernel in the fewest blocks, 1-8, that hold a row).
 # 30 KiB sits between the stages measured: 28 KiB (bf16 57344 / 114688 / 229376: v13 +4% / -1% / +5%
 # against v12 or v14) and 32 KiB (65536 / 131072 / 262144: v12 / v14 0.2% / 8% / 2% faster).
 DISPATCH_WIDE_MIN_STAGE = 30 * 1024
@@ -326,7 +332,7 @@ DISPATCH_SPLIT_SIDE = "packed_regs"
 # `@dispatch_only E` (sweeps: scripts/sweep_membound_s14.py) makes v4 take entry E at every width E can
 # hold (v2's online rows where it cannot): the entries whose every instance v4 compiles. ("packed" and
 # "split": v4 holds only the instances its table uses; time v6 and v14 themselves.)
-DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "packed_regs",
+DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "any_cluster",
                     "wide")
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
@@ -1029,8 +1035,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK))
     if strategy == "dynamic_e32":  # v12, 32 values a thread in clusters of 16 (v4's softmax_dy_e32_c16_*)
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_dy_e32_")
-    if strategy == "packed_regs":  # v13 (v4 holds its instances)
-        return packed_regs_plan(n, cc, dtype)
+    if strategy == "any_cluster":  # v15, v13's kernel in clusters of 1-8 (v4 holds its instances)
+        return any_cluster_plan(n, cc, dtype)
     if strategy == "split":  # v14's two grids (v4 holds its bf16 instances)
         return split_main_plan(n, cc, dtype)
     if strategy == "wide":
@@ -1043,8 +1049,9 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     (at least DISPATCH_WIDE_MIN_STAGE bytes a block) and its clusters place (two rings fit an SM,
     or clusters of at most 4: fp32 65536's one 128 KiB ring an SM in clusters of 4 is v12's best,
     201.2 us vs v13 205.3 and e32 233.2), as v14's main grid for bf16 rows past 65536; else v12's
-    32-value clusters of 16 for fp32 rows they hold; else v13's plan (None: before sm_90 or outside
-    BULK_MIN_N..BULK_MAX_N)."""
+    32-value clusters of 16 for fp32 rows they hold; else v15's plan, v13's kernel in the fewest
+    blocks that hold a row (bf16 1325 x 151936 in clusters of 3: 238.1 us vs v13's 4, 253.2) (None:
+    before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
     p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
     if p is None:
         return None
@@ -1052,7 +1059,7 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     if p.smem // DISPATCH_BULK[0] >= DISPATCH_WIDE_MIN_STAGE and placed:
         return split_main_plan(n, cc, dtype) if dtype == "bfloat16" and n > 65536 else dynamic_plan(p)
     e32 = bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32) if dtype == "float32" else None
-    return dynamic_plan(e32, "softmax_dy_e32_") if e32 is not None else packed_regs_plan(n, cc, dtype)
+    return dynamic_plan(e32, "softmax_dy_e32_") if e32 is not None else any_cluster_plan(n, cc, dtype)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,4 +1,4 @@
-// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12, v13 or v14 by row width, dtype and GPU.
+// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12, v14 or v15 by row width, dtype and GPU.
 //
 // What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v12-v14 that the op's
 //   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
@@ -19,9 +19,11 @@
 //                               SMs they leave, one row counter: 2048 x 131072 bf16 268.0 us vs
 //                               v12 275.7); else fp32 rows of up to 131072 in v12's clusters of 16
 //                               holding 32 values a thread (2048 x 131072 fp32 527.4 us vs 546.9),
-//                               and every other width v13_packed_regs (1024-thread blocks holding
-//                               raw vectors): bf16 4915 x 40960 204.8 us vs v12 287.4, 2457 x
-//                               81920 223.7 vs v14 275.0; fp32 384 x 262144 212.8 vs v12 244.4.
+//                               and every other width v13_packed_regs's kernel (1024-thread blocks
+//                               holding raw vectors): bf16 4915 x 40960 204.8 us vs v12 287.4, 2457 x
+//                               81920 223.7 vs v14 275.0; fp32 384 x 262144 212.8 vs v12 244.4; as
+//                               v15_any_cluster, in the fewest blocks (1-8) that hold a row (session
+//                               15: bf16 1325 x 151936 in 3, 238.1 us, vs v13's 4, 253.2).
 //                               Until session 14 the table went by proximity to the powers of two
 //                               measured, which lost up to 1.4x between them.
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
@@ -52,8 +54,8 @@
 // v12_dynamic_rows, built with the knobs op.py's DISPATCH_BULK gives (Softmax.defines passes them
 // as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM, SB_ELEMS): bf16 rows of 32769-262144, fp32 65537-262144.
 #include "v12_dynamic_rows.cu"
-// v13_packed_regs: fp32 rows of 32769-65536 (1024-thread blocks holding raw vectors, clusters of 2).
-#include "v13_packed_regs.cu"  // (and, with the split entry points below, v14_split_grid's side grid)
+// v13_packed_regs's kernel: "wide"'s remaining widths as v15_any_cluster's instances (clusters of 1-8)
+#include "v13_packed_regs.cu"  // and, with the split entry points below, v14_split_grid's side grid
 #include "counter_rows.cuh"     // v14's "online" side grid (v2's rows from the counter)
 #endif
 
@@ -323,25 +325,42 @@ extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, 32>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, 32>(x, y, M, N, work); }
-// DISPATCH_SM90 entries "packed_regs" (fp32 rows of 32769-65536): v13's clusters of C blocks of 1024
-// threads, one block an SM, each thread holding 8 raw 16-byte vectors; one stage of dynamic shared
-// memory, op.py's dynamic_work counters. All C and both dtypes, so any entry can be flipped.
+// The "wide" entry's other widths (op.py wide_plan, and `@dispatch_only any_cluster`): v15_any_cluster,
+// v13's kernel (1024-thread blocks, one an SM, each thread holding 8 raw 16-byte vectors; one stage of
+// dynamic shared memory, op.py's dynamic_work counters) in clusters of the fewest blocks, 1-8, that hold
+// a row. All C and both dtypes, so any entry can be flipped.
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1>(x, y, M, N, work); }
+softmax_ac_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2>(x, y, M, N, work); }
+softmax_ac_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4>(x, y, M, N, work); }
+softmax_ac_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 3>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
+softmax_ac_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
+softmax_ac_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 5>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
+softmax_ac_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 6>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
+softmax_ac_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 7>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_pr_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+softmax_ac_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 3>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 5>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 6>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(1024, 1)
+softmax_ac_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
 
 // v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
 // caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
