@@ -299,33 +299,72 @@ def resident_blocks(kernel, block: int) -> int:
 _BUILTIN = Path(__file__).parent
 
 
-class StreamCounters:
-    """Zeroed int32 counters that kernels keep for themselves, `width` per (device, stream).
+def _stream_and_capture(device) -> tuple[int, int]:
+    """(the current stream's handle, the id of the CUDA-graph capture it is in, or 0) on `device`;
+    (0, 0) off CUDA. Capture ids are unique over the process (cuStreamGetCaptureInfo)."""
+    import torch
 
-    One array per device of `slots` x `width` int32, zeroed once when first asked for (normally on
-    an eager call, not inside a CUDA-graph capture, whose side stream would otherwise get the
-    allocation and a memset node); each stream gets its own slot, so launches in flight on
-    different streams never share counters (slots are reused past `slots` streams). The kernels
-    that use them leave them zero when they complete (sum v4's ticket wraps, softmax v12's last
-    cluster resets), so no launch needs a memset and a graph replays with the same pointer."""
+    if device.type != "cuda":
+        return 0, 0
+    stream = torch.cuda.current_stream(device).cuda_stream
+    # torch's check (cheap) answers for the current device's stream only
+    if device.index in (None, torch.cuda.current_device()) and not torch.cuda.is_current_stream_capturing():
+        return stream, 0
+    from cuda.bindings import driver
+
+    err, status, capture_id, *_ = driver.cuStreamGetCaptureInfo(driver.CUstream(stream))
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuStreamGetCaptureInfo failed on {device}: {err!r}")
+    if status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
+        return stream, 0
+    if status != driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+        raise RuntimeError(f"the capture on {device}'s current stream was invalidated ({status!r}); "
+                           "end it (torch.cuda.graph's exit raises the error that caused it) and capture again")
+    return stream, int(capture_id)
+
+
+class StreamCounters:
+    """Zeroed int32 counters that kernels keep for themselves, `width` per (device, stream, graph).
+
+    One array per device of `slots` x `width` int32, zeroed once when first asked for on an eager
+    call; each stream gets its own slot, so launches in flight on different streams never share
+    counters. A launch captured into a CUDA graph gets a slot of its own capture (torch captures
+    every graph on one default side stream: keyed by the stream alone, two graphs replayed at once
+    on two streams would share counters). Slots are reused past `slots` streams and captures. A
+    capture that comes first on a device (no array yet) gets its own `width` counters, allocated in
+    the capture (the graph zeroes them at each replay), never the device array: a memset of the
+    whole array in a graph would clear the slots of launches in flight on other streams. The
+    kernels that use them leave them zero when they complete (sum v4's ticket wraps, softmax v12's
+    last cluster resets), so no eager launch needs a memset and a graph replays with the same
+    pointer."""
 
     def __init__(self, width: int, slots: int = 256):
         self.width, self.slots = width, slots
         self._arrays: dict = {}  # device -> int32[slots x width]
-        self._slot: dict = {}  # (device, stream) -> slot
+        self._slot: dict = {}  # (device, stream, capture id or 0) -> slot
+        self._own: dict = {}  # (device, stream, capture id) -> int32[width] (captures before any eager call)
+        self._taken: dict = {}  # device -> slots handed out so far
 
     def __call__(self, device):
-        """This stream's `width` counters on `device` (a view into the device's array)."""
+        """This stream's (or this capture's) `width` counters on `device`."""
         import torch
 
         key = str(device)
-        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        stream, capture = _stream_and_capture(device)
         arr = self._arrays.get(key)
+        own = self._own.get((key, stream, capture)) if capture else None
+        if own is None and arr is None and capture:
+            # kept referenced: the graph's pool must not hand this memory out again
+            own = self._own[(key, stream, capture)] = torch.zeros(self.width, dtype=torch.int32, device=device)
+        if own is not None:
+            return own
         if arr is None:
             arr = self._arrays[key] = torch.zeros(self.slots * self.width, dtype=torch.int32, device=device)
-        slot = self._slot.get((key, stream))
+        slot = self._slot.get((key, stream, capture))
         if slot is None:
-            slot = self._slot[(key, stream)] = sum(1 for d, _ in self._slot if d == key) % self.slots
+            taken = self._taken.get(key, 0)
+            slot = self._slot[(key, stream, capture)] = taken % self.slots
+            self._taken[key] = taken + 1
         return arr[slot * self.width:(slot + 1) * self.width]
 
 
