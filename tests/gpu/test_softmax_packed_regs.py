@@ -3,7 +3,8 @@ enough rows that every cluster takes 9+ rows (the one stage's mbarrier and the e
 through both parities, the 4 row-index slots wrap twice), for each cluster size 1, 2, 4, 8 the plan
 takes; one row; misaligned rows (head / tail scalars beside the bulk-copied vectors) and y not
 co-aligned with x (scalar stores); masked and special rows; the `work` counters left at zero and a
-CUDA graph replayed on new inputs; the rows v4_dispatch's "wide" entry sends to v13.
+CUDA graph replayed on new inputs. (The rows v4_dispatch's "wide" entry sends to v13's kernel, as
+v15's instances: tests/gpu/test_softmax_any_cluster.py.)
 
 Failures name the instance the launch took (e.g. softmax_pr_c2_bf16) and the clusters that fit.
 """
@@ -77,18 +78,3 @@ def test_leaves_its_counters_zero_and_replays_in_a_graph():
         p, fit = planned_fit(V13, n, dt)
         cases.append(Case((5 * fit + 3, n), dt))
     assert_counters_zero_and_graph_replays(V13, load_variant(OP, V13), cases)
-
-
-@pytest.mark.parametrize("n,dtype", [(40960, "bfloat16"), (50000, "bfloat16"), (98304, "bfloat16"),
-                                     (196608, "bfloat16"), (262144, "float32")])
-def test_v4_dispatch_sends_part_stage_rows_to_v13(n, dtype):
-    """v4's "wide" entry (op.py wide_plan): bf16 rows whose v12 stages would be under 30 KiB, and fp32
-    rows whose v12 clusters would need 16 SMs of one GPC, go to v13."""
-    v4 = OP.variant("v4_dispatch")
-    p = OP.plan(v4, n, torch.cuda.get_device_capability(), dtype)
-    assert p.name.startswith("softmax_pr_"), p
-    suffix = "f32" if dtype == "float32" else "bf16"
-    for offset in (0, 1):
-        cmp, kernel = _run(v4, Case((300, n), dtype, offset=offset))
-        assert kernel == f"{p.name}_{suffix}", kernel
-        assert cmp.ok, f"300 x {n} {dtype} (offset {offset}) via {kernel}: {cmp.summary(max_lines=3)}"
