@@ -21,9 +21,11 @@
 //   C = 3, 163840 C = 5, 196608 C = 6, 229376 C = 7. Risk: the driver places clusters of 3, 5, 6, 7
 //   blocks (one an SM) in GPCs of 16-18 SMs with leftovers (a GPC of 16 SMs holds five clusters of 3:
 //   15 SMs), which the occupancy query (persistent_grid) counts.
-// Measured: not yet (session 14 had no device time left); scripts/sweep_membound_s14.py
-//   SWEEP_SET=anyc is ready, and tests/gpu/test_softmax_any_cluster.py checks the instances.
-// Measured: BENCHMARKS.md, softmax rows (section membound), from the next full run.
+// Measured (session 15, docs/runs/2026-12-01-h200-sweep_membound_s15_anyc.json, one process): bf16
+//   1325 x 151936 238.5 / 238.1 us vs v13 252.8 (-6%, not the -12% predicted: 0.79x a copy where C = 2
+//   runs 0.84-0.87x); 1228 x 163840 231.9 vs 243.4 (-5%); 1024 x 196608 226.6 / 225.6 vs 232.3 (-3%).
+//   fp32 98304-229376 (C = 3, 5, 6, 7) 207-218 us, 3-6% behind v4's v12 instances. v4's "wide" entry
+//   now takes v15's plan where it took v13's.
 //
 // @strategy any_cluster
 // @arch sm_90
