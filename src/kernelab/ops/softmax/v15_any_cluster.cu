@@ -26,6 +26,7 @@
 //   runs 0.84-0.87x); 1228 x 163840 231.9 vs 243.4 (-5%); 1024 x 196608 226.6 / 225.6 vs 232.3 (-3%).
 //   fp32 98304-229376 (C = 3, 5, 6, 7) 207-218 us, 3-6% behind v4's v12 instances. v4's "wide" entry
 //   now takes v15's plan where it took v13's.
+// Measured: BENCHMARKS.md, softmax rows (section membound: the bench shapes, where v4 does not pick it).
 //
 // @strategy any_cluster
 // @arch sm_90
