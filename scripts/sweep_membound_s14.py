@@ -20,6 +20,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     anyc:      softmax v15_any_cluster (v13's kernel in clusters of 1-8, not only powers of two) against
                v4_dispatch and v13 at the widths where its cluster differs (bf16 151936 / 163840 / 196608:
                C = 3; fp32 98304 / 163840 / 196608 / 229376: C = 3 / 5 / 6 / 7), ~384 MiB each way.
+    half:      (session 15) softmax v16_half_blocks (v15 in 512-thread blocks, two an SM, so clusters of
+               3-8 leave at most half an SM of a GPC idle) against v4_dispatch and v15 at bf16 65536-262144
+               and fp32 65536-131072, ~384 MiB each way.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -119,7 +122,17 @@ def anyc_sweeps(selected):
             for dt, widths in sets for n in widths]
 
 
-SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps}
+def half_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    sets = (("bfloat16", (65536, 98304, 131072, 151936, 163840, 196608, 262144)), ("float32", (65536, 98304, 131072)))
+    again = Candidate("v16_half_blocks again", "new", "v16_half_blocks")
+    return [versus_v4(n, dt, ["v15_any_cluster", "v16_half_blocks"], tail=[again])
+            for dt, widths in sets for n in widths]
+
+
+SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
+        "half": half_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

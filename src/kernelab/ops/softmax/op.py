@@ -148,6 +148,8 @@ class Softmax(OpSpec):
             return packed_regs_plan(n, tuple(cc), dtype)
         if strategy == "any_cluster":  # v15
             return any_cluster_plan(n, tuple(cc), dtype)
+        if strategy == "half_blocks":  # v16
+            return half_blocks_plan(n, tuple(cc), dtype)
         if strategy == "split_grid":  # v14: the main grid's plan (the launch adds the side grid)
             return split_main_plan(n, tuple(cc), dtype)
         if strategy == "sm_rows":
@@ -232,7 +234,7 @@ class Softmax(OpSpec):
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
               "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split", "wide",
-              "any_cluster")
+              "any_cluster", "half_blocks")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -240,8 +242,8 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 # clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
 # (v12 with DISPATCH_BULK_E32's), "any_cluster" (v15: v13's kernel in clusters of 1-8, sm_90+), "split"
 # (v14: v12's and v13's grids, sm_90+), "wide" (one of the last four by the share and ring sizes:
-# wide_plan, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py) says so; the instances every
-# strategy can pick are compiled into v4_dispatch.cu.
+# wide_plan, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py)
+# says so; the instances every strategy can pick are compiled into v4_dispatch.cu.
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
 #   bf16 32768 x 8192:   v1 271.9 (torch.compile 609.7)
@@ -595,17 +597,18 @@ ANY_CLUSTERS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 def packed_regs_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", clusters=PACKED_REGS_CLUSTERS,
-                     prefix: str = "softmax_pr_c") -> BulkPlan | None:
+                     prefix: str = "softmax_pr_c", threads: int = PACKED_REGS_THREADS) -> BulkPlan | None:
     """v13's instance for rows of n (None: before sm_90, or rows outside BULK_MIN_N..BULK_MAX_N);
-    with clusters=ANY_CLUSTERS and prefix "softmax_ac_c", v15's."""
+    with clusters=ANY_CLUSTERS and prefix "softmax_ac_c", v15's; with threads=512 (two blocks an SM,
+    each with half an SM's shared memory), prefix "softmax_hb_c", v16's."""
     if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N:
         return None
-    budget = bulk_ring_budget(cc, 1)
+    budget = bulk_ring_budget(cc, PACKED_REGS_THREADS // threads)
     v = 16 // (4 if dtype == "float32" else 2)
     for c in clusters:
         stage = bulk_stage_bytes(n, c, dtype)
-        if stage <= budget and stage // 16 <= PACKED_REGS_THREADS * PACKED_REGS_VECS:
-            return BulkPlan(f"{prefix}{c}", PACKED_REGS_THREADS, 1, c, capacity=c * stage // 16 * v,
+        if stage <= budget and stage // 16 <= threads * PACKED_REGS_VECS:
+            return BulkPlan(f"{prefix}{c}", threads, 1, c, capacity=c * stage // 16 * v,
                             persistent=True, smem=stage, work=True)
     return None
 
@@ -613,6 +616,18 @@ def packed_regs_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", clust
 def any_cluster_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
     """v15's instance for rows of n: v13's plan over clusters of 1-8 blocks (softmax_ac_c*)."""
     return packed_regs_plan(n, cc, dtype, ANY_CLUSTERS, "softmax_ac_c")
+
+
+# v16_half_blocks: v15 in blocks of 512 threads, two an SM, each holding at most 64 KiB of a row
+# (8 vectors a thread): the driver places a cluster's blocks two to an SM, so clusters of 3, 5, 6, 7
+# leave at most half an SM of a GPC idle, not up to two SMs (v15's 39 clusters of 3 use 117 of the
+# H200's 132 SMs). Rows of up to 8 x 64 KiB: bf16 262144, fp32 131072.
+HALF_BLOCK_THREADS = 512
+
+
+def half_blocks_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan | None:
+    """v16's instance for rows of n: clusters of 1-8 blocks of 512 threads (softmax_hb_c*)."""
+    return packed_regs_plan(n, cc, dtype, ANY_CLUSTERS, "softmax_hb_c", HALF_BLOCK_THREADS)
 
 
 # ---- v14_split_grid: v12's clusters and v13's on the SMs they leave, one row counter ---------------
@@ -1088,6 +1103,9 @@ def _limit(variant, dtype: str = "bfloat16") -> str:
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     if variant.meta.get("strategy") in ("sm_rows", "packed_regs", "any_cluster"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
+    if variant.meta.get("strategy") == "half_blocks":  # 8 blocks x 512 threads x 8 vectors of 16 bytes
+        wide = ANY_CLUSTERS[-1] * HALF_BLOCK_THREADS * PACKED_REGS_VECS * 16 // (4 if dtype == "float32" else 2)
+        return f"{min(wide, BULK_MAX_N)} (and at least {BULK_MIN_N})"
     if variant.meta.get("strategy") in ("grid_groups", "group_regs"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages of the group's share that fit shared memory)"
     return {"warp": str(rows.MAX_WARP_N), "block": str(rows.MAX_BLOCK_N), "cluster": str(rows.MAX_CLUSTER_N),

@@ -82,13 +82,13 @@ extern __shared__ __align__(128) uint4 stage[];
 //   rows once a take returns an index >= `stop` (that row is still done) and hands out M from then
 //   on, so the last rows go to the faster main grid; `clusters` counts both grids' clusters for the
 //   reset.
-template <typename T, int C, bool Split = false>
+template <typename T, int C, bool Split = false, int NT = THREADS>  // NT: v16's 512-thread blocks
 __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                                                 unsigned* __restrict__ work, unsigned clusters = 0u,
                                                 unsigned stop = 0u) {
   constexpr int V = rows::Traits<T>::V;
   static_assert(C >= 1 && C <= 8, "C is 1 to 8 blocks a cluster (8: the portable cluster size)");
-  __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
+  __shared__ float part_m[2][NT / 32], part_s[2][NT / 32];
   __shared__ float2 pairs[2][C];
   __shared__ alignas(8) unsigned long long full[1];
   __shared__ alignas(8) unsigned long long xbar[2];
@@ -97,7 +97,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
 
   const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
   if (dynamic_smem_size() < (unsigned)stage_vecs * 16u) __trap();  // launched without the stage
-  if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
+  if (stage_vecs > K * NT) __trap();  // a share wider than the registers: op.py picks a larger C
   unsigned rank = 0;
   if constexpr (C > 1) {
     if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
@@ -148,10 +148,10 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     const T* xr = x + base;
     const Chunk ch = chunk_of<T, C>(xr, N, rank);
     // The row's head and tail scalars (before its first and after its last 16-byte vector): one
-    // a thread at most, the head's in threads 0.., the tail's in threads THREADS - 1 down.
+    // a thread at most, the head's in threads 0.., the tail's in threads NT - 1 down.
     auto edge_at = [&]() -> int {
       if (rank == 0 && tid < ch.geo.head) return tid;
-      if (rank == C - 1 && THREADS - 1 - tid < ch.geo.tail) return ch.geo.head + ch.geo.nvec * V + (THREADS - 1 - tid);
+      if (rank == C - 1 && NT - 1 - tid < ch.geo.tail) return ch.geo.head + ch.geo.nvec * V + (NT - 1 - tid);
       return -1;
     };
     const int e_at = edge_at();
@@ -163,7 +163,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     float m = e;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const int j = tid + k * THREADS;
+      const int j = tid + k * NT;
       if (j < ch.cnt) {
         raw[k] = stage[j];
         float f[V];
@@ -179,7 +179,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     m = rows::warp_max(m);
     if (lane == 0) part_m[b][warp] = m;
     __syncthreads();
-    m = rows::warp_max(part_m[b][lane]);
+    m = rows::warp_max(lane < NT / 32 ? part_m[b][lane] : -INFINITY);  // NT = 512: 16 warps
     if (leader) handed.hand(i + 2, next);
     if (tid == 0) {
       const unsigned rn = handed.index_of(i + 1);
@@ -190,14 +190,14 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     float s = exp_shifted(e, sh);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (tid + k * THREADS < ch.cnt) {
+      if (tid + k * NT < ch.cnt) {
         float f[V];
         rows::unpack<T>(raw[k], f);
 #pragma unroll
         for (int v = 0; v < V; ++v) s += exp_shifted(f[v], sh);
       }
     }
-    MaxSum all{m, rows::block_sum<THREADS>(s, part_s[b])};
+    MaxSum all{m, rows::block_sum<NT>(s, part_s[b])};
     if constexpr (C > 1) {
       all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
     }
@@ -210,7 +210,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const int j = tid + k * THREADS;
+      const int j = tid + k * NT;
       if (j < ch.cnt) {
         float f[V];
         rows::unpack<T>(raw[k], f);

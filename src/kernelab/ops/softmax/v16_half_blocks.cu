@@ -1,0 +1,71 @@
+// v16_half_blocks: v15's rows (a cluster of blocks holding a row as raw 16-byte vectors in registers,
+// rows from a counter) in blocks of 512 threads, two an SM, so clusters of any size fill the GPU.
+//
+// What changed from v15_any_cluster: the block is 512 threads (v13's packed_reg_rows<T, C, false, 512>,
+//   its thread count now a template parameter), launched two an SM with at most half an SM's shared
+//   memory each, holding at most 64 KiB of a row (8 vectors a thread); the plan (op.py
+//   half_blocks_plan) takes the fewest blocks, 1-8, whose shares fit: twice v15's C for the same row.
+// Why (the occupancy query, scripts/v15_cluster_fit.py, docs/runs/2026-12-01-h200-v15_cluster_fit.txt):
+//   the H200 holds 39 of v15's clusters of 3 x 1024 threads (117 of 132 SMs), 22 of 5 (110), 17 of 6
+//   (102), 15 of 7 (105), 15 of 8 (120): a cluster's blocks sit on SMs of one GPC, and GPCs of 16-18
+//   SMs do not divide into clusters of 3-8 whole SMs. With half-SM blocks a GPC's leftover is at most
+//   one half. bf16 1325 x 151936 (Qwen's vocabulary, 297 KiB rows) ran 238.1 us = 0.79x a copy in
+//   v15's clusters of 3; at C = 2's per-SM rate (0.855x on 132 SMs) 117 SMs predict 0.76x, so the
+//   loss is the idle SMs, not the cluster size.
+// Predicted: bytes first: 1325 x 151936 bf16 moves 0.805 GB, 188 us at the copy rate. Clusters of 5
+//   x 512 threads (59 KiB shares) fill ~52 of 264 half-SM slots; if a half block keeps v15's per-SM
+//   rate, ~0.86-0.89x a copy: ~212-219 us (vs 238.1, -8 to -11%); smaller shares cost more per row
+//   (the exchange and two barriers per row amortised over half the bytes), the risk. Rows that fit
+//   one 1024-thread block (bf16 <= 65536) gain two rows in flight an SM; ~0-3%.
+// Measured: not yet.
+// Measured: BENCHMARKS.md, softmax rows (section membound).
+//
+// @strategy half_blocks
+// @arch sm_90
+// @threads 512
+// @access_bytes 16
+#define SOFTMAX_NO_ENTRY_POINTS  // v13's kernel; this module's instances are below
+#include "v13_packed_regs.cu"
+#undef SOFTMAX_NO_ENTRY_POINTS
+
+// Instances: a cluster of C = 1-8 blocks of 512 threads per row, two blocks an SM. Launch with
+// cluster=C, the dynamic shared memory op.py's half_blocks_plan gives (one stage) and `work`: two
+// unsigned (rows taken, clusters finished), zero before the launch; the kernel leaves them zero.
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 3, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 5, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 6, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 7, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 3, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 5, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 6, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, false, 512>(x, y, M, N, work); }
+
+// The names the op contract looks up: the widest instance (launch it as softmax_hb_c8_*).
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, false, 512>(x, y, M, N, work); }
