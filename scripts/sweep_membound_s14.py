@@ -23,6 +23,7 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     half:      (session 15) softmax v16_half_blocks (v15 in 512-thread blocks, two an SM, so clusters of
                3-8 leave at most half an SM of a GPC idle) against v4_dispatch and v15 at bf16 65536-262144
                and fp32 65536-131072, ~384 MiB each way.
+    half_after: v4_dispatch (once it takes v16's plan) against v16 at bf16 98304 / 151936 / 196608.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -131,8 +132,14 @@ def half_sweeps(selected):
             for dt, widths in sets for n in widths]
 
 
+def half_after_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    return [versus_v4(n, "bfloat16", ["v16_half_blocks"], peer=False) for n in (98304, 151936, 196608)]
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
-        "half": half_sweeps}
+        "half": half_sweeps, "half_after": half_after_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

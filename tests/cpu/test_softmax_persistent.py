@@ -83,14 +83,15 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     assert _name(V4, 1024, dtype="float32") == "softmax_warp_e32"
     # past 32768, the "wide" entry (session 14's grid of widths, op.py wide_plan): v12 where each
     # block's stage is a full 32 KiB and its clusters place, v14's grids for bf16 past 65536, v12's
-    # 32-value clusters of 16 for fp32 rows they hold, else v15 (v13's kernel in the fewest blocks, 1-8)
+    # 32-value clusters of 16 for fp32 rows they hold, else v16 (v13's kernel in the fewest 512-thread
+    # blocks, 1-8, two an SM), else v15 (1024-thread blocks: fp32 past 131072)
     assert _name(V4, 65536) == "softmax_dy_c4" and _name(V4, 65536, dtype="float32") == "softmax_dy_c4"
-    assert _name(V4, 40960) == "softmax_ac_c1" and _name(V4, 57344) == "softmax_ac_c1"  # 20 / 28 KiB stages
+    assert _name(V4, 40960) == "softmax_hb_c2" and _name(V4, 57344) == "softmax_hb_c2"  # 20 / 28 KiB stages
     assert _name(V4, 32769, dtype="float32") == "softmax_dy_c4"
     assert _name(V4, 131072) == "softmax_sg_a_c8" and _name(V4, 262144) == "softmax_sg_a_c16"
-    assert _name(V4, 98304) == "softmax_ac_c2" and _name(V4, 200704) == "softmax_ac_c4"
-    # 3 blocks hold bf16 131073-196608 (session 15: 1325 x 151936 238.1 us vs v13's 4 blocks, 253.2)
-    assert _name(V4, 151936) == "softmax_ac_c3" and _name(V4, 196608) == "softmax_ac_c3"
+    assert _name(V4, 98304) == "softmax_hb_c3" and _name(V4, 200704) == "softmax_hb_c7"
+    # session 15: 1325 x 151936 in 5 half-SM blocks 215.0 us, v15's 3 x 1024 threads 235.8, v13's 4 253.2
+    assert _name(V4, 151936) == "softmax_hb_c5" and _name(V4, 196608) == "softmax_hb_c6"
     # fp32 131072: a 128 KiB ring an SM in clusters of 8 -> clusters of 16 holding 32 values a thread
     assert _name(V4, 131072, dtype="float32") == "softmax_dy_e32_c16"
     assert _name(V4, 98304, dtype="float32") == "softmax_dy_c8"
@@ -123,7 +124,8 @@ def _v4_kernels(arch):
 
 @pytest.mark.parametrize("strategy,elems", [("persistent", 32), ("persistent", 64), ("warp", 32), ("block", 32),
                                             ("online", 32), ("cluster", 32), ("dynamic", 32),
-                                            ("dynamic_e32", 32), ("any_cluster", 32), ("wide", 32)])
+                                            ("dynamic_e32", 32), ("any_cluster", 32), ("half_blocks", 32),
+                                            ("wide", 32)])
 def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, strategy, elems):
     """Flipping an entry of DISPATCH_SM90 to another strategy (the lead's one-word change after a
     sweep), or DISPATCH_PERSISTENT_ELEMS to 64, must only name instances v4 holds for that arch."""

@@ -56,13 +56,14 @@ def test_split_grids_gives_the_side_the_sms_the_main_grid_leaves():
     assert softmax_op.split_grids(31, 3, 8, 66, 4, 132, 2048, 0) == (31, 12)  # 83 SMs used (rounded up), 49 left
 
 
-@pytest.mark.parametrize("n,dtype,strategy", [(65536, "bfloat16", "dynamic"), (65537, "bfloat16", "any_cluster"),
+@pytest.mark.parametrize("n,dtype,strategy", [(65536, "bfloat16", "dynamic"), (65537, "bfloat16", "half_blocks"),
                                               (131072, "bfloat16", "split"), (262144, "bfloat16", "split"),
-                                              (229376, "bfloat16", "any_cluster"), (131072, "float32", "dynamic"),
+                                              (229376, "bfloat16", "half_blocks"), (131072, "float32", "dynamic"),
                                               (262144, "float32", "any_cluster")])
 def test_v4_dispatch_sends_full_stage_bf16_rows_to_v14(n, dtype, strategy):
     p = OP.plan(V4, n, (9, 0), dtype)
-    prefix = {"split": "softmax_sg_a_", "dynamic": "softmax_dy_", "any_cluster": "softmax_ac_"}[strategy]
+    prefix = {"split": "softmax_sg_a_", "dynamic": "softmax_dy_", "any_cluster": "softmax_ac_",
+              "half_blocks": "softmax_hb_"}[strategy]
     assert p.side == (strategy == "split") and p.name.startswith(prefix), p
 
 

@@ -1,8 +1,8 @@
 """softmax v15_any_cluster on a GPU, beyond tests/gpu/test_ops_mem_b.py's sweep of every test case:
 each cluster size 1-8 its plan takes (3, 5, 6, 7 are new: clusters v13 never launches), with enough
 rows that every cluster loops 9+ times (both mbarrier parities, the 4 row-index slots wrapped twice);
-misaligned rows; the `work` counters left at zero and a CUDA graph replayed on new inputs; the rows
-v4_dispatch's "wide" entry sends to v15's instances.
+misaligned rows; the `work` counters left at zero and a CUDA graph replayed on new inputs. (The rows
+v4_dispatch's "wide" entry sends to v15's and v16's instances: tests/gpu/test_softmax_half_blocks.py.)
 Failures name the instance the launch took (e.g. softmax_ac_c3_bf16) and the clusters that fit."""
 
 from __future__ import annotations
@@ -53,18 +53,3 @@ def test_leaves_its_counters_zero_and_replays_in_a_graph():
         cases.append(Case((5 * fit + 3, n), dt))
     assert_counters_zero_and_graph_replays(V15, load_variant(OP, V15), cases)
 
-
-@pytest.mark.parametrize("n,dtype", [(40960, "bfloat16"), (50000, "bfloat16"), (98304, "bfloat16"),
-                                     (151936, "bfloat16"), (196608, "bfloat16"), (262144, "float32")])
-def test_v4_dispatch_sends_part_stage_rows_to_v15s_instances(n, dtype):
-    """v4's "wide" entry (op.py wide_plan): bf16 rows whose v12 stages would be under 30 KiB, and fp32
-    rows whose v12 clusters would need 16 SMs of one GPC, go to v13's kernel in v15's clusters (bf16
-    151936 / 196608: 3 blocks)."""
-    v4 = OP.variant("v4_dispatch")
-    p = OP.plan(v4, n, torch.cuda.get_device_capability(), dtype)
-    assert p.name.startswith("softmax_ac_"), p
-    for offset in (0, 1):
-        case = Case((300, n), dtype, offset=offset)
-        cmp, kernel = run_kernel(v4, load_variant(OP, v4), case)
-        assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
-        assert cmp.ok, f"300 x {n} {dtype} (offset {offset}) via {kernel}: {cmp.summary(max_lines=3)}"

@@ -2,7 +2,8 @@
 each cluster size 1-8 of 512-thread blocks its plan takes, with enough rows that every cluster loops
 9+ times (both mbarrier parities, the 4 row-index slots wrapped twice); misaligned rows; the widest
 rows it holds (bf16 262144, fp32 131072); more clusters resident than v15's (two blocks an SM); the
-`work` counters left at zero and a CUDA graph replayed on new inputs.
+`work` counters left at zero and a CUDA graph replayed on new inputs; the rows v4_dispatch's "wide"
+entry sends to v16's instances (and to v15's, fp32 past 131072).
 Failures name the instance the launch took (e.g. softmax_hb_c5_bf16) and the clusters that fit."""
 
 from __future__ import annotations
@@ -61,3 +62,20 @@ def test_leaves_its_counters_zero_and_replays_in_a_graph():
         p, fit = planned_fit(V16, n, dt)
         cases.append(Case((5 * fit + 3, n), dt))
     assert_counters_zero_and_graph_replays(V16, load_variant(OP, V16), cases)
+
+
+@pytest.mark.parametrize("n,dtype,prefix", [(40960, "bfloat16", "softmax_hb_"), (50000, "bfloat16", "softmax_hb_"),
+                                            (98304, "bfloat16", "softmax_hb_"), (151936, "bfloat16", "softmax_hb_"),
+                                            (196608, "bfloat16", "softmax_hb_"), (262144, "float32", "softmax_ac_")])
+def test_v4_dispatch_sends_part_stage_rows_to_v16_and_v15(n, dtype, prefix):
+    """v4's "wide" entry (op.py wide_plan): bf16 rows whose v12 stages would be under 30 KiB, and fp32
+    rows whose v12 clusters would need 16 SMs of one GPC, go to v13's kernel: v16's 512-thread blocks
+    where they hold the row, else v15's 1024-thread blocks (fp32 262144: clusters of 8)."""
+    v4 = OP.variant("v4_dispatch")
+    p = OP.plan(v4, n, torch.cuda.get_device_capability(), dtype)
+    assert p.name.startswith(prefix), p
+    for offset in (0, 1):
+        case = Case((300, n), dtype, offset=offset)
+        cmp, kernel = run_kernel(v4, load_variant(OP, v4), case)
+        assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
+        assert cmp.ok, f"300 x {n} {dtype} (offset {offset}) via {kernel}: {cmp.summary(max_lines=3)}"

@@ -299,6 +299,15 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   163840 231.9 / 231.9 vs 244.0 / 243.4, 1024 x 196608 226.6 / 225.6 vs 232.3 / 231.9 (all clusters
 #   of 3 where v13 took 4): "wide" takes v15's plan where it took v13's (the same kernel and C at the
 #   other widths). fp32 98304-229376 (v15's C = 3, 5, 6, 7) lost to v4's v12 by 3-6%: unchanged.
+#   The H200 holds only 39 of v15's clusters of 3 (117 SMs; scripts/v15_cluster_fit.py), so v16_half_blocks
+#   runs v15 in 512-thread blocks, two an SM (docs/runs/2026-12-01-h200-sweep_membound_s15_half.json,
+#   SWEEP_SET=half, one process): bf16 1325 x 151936 215.7 / 215.0 us vs v4 (v15) 235.8 / 235.8; 1228 x
+#   163840 210.4 / 210.1 vs 230.9 / 230.3; 1024 x 196608 209.7 / 210.0 vs 223.9 / 223.7; 2048 x 98304
+#   209.5 / 208.6 vs 216.5 / 215.9; v15 itself 1-7% behind v16 at every width measured (bf16 65536-
+#   262144, fp32 65536-131072): "wide" takes v16's plan where it took v15's, v15's where v16 has
+#   none (fp32 past 131072). v16 lost to v12 / v14's full stages (bf16 65536 207.1 vs 204.6, 131072
+#   209.1 vs 204.1) and tied fp32's (201.1-202.1 vs 201.3-202.2), but won at bf16 768 x 262144 (210.4 /
+#   211.7 vs v14 218.7 / 218.8): that width still takes v14 (one point; a follow-up).
 DISPATCH_SM90 = {
     "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "wide")),
     "float32": ((1024, "warp"), (4096, "block"), (12288, "online"), (rows.MAX_CLUSTER_N, "wide")),
@@ -335,7 +344,7 @@ DISPATCH_SPLIT_SIDE = "packed_regs"
 # hold (v2's online rows where it cannot): the entries whose every instance v4 compiles. ("packed" and
 # "split": v4 holds only the instances its table uses; time v6 and v14 themselves.)
 DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "any_cluster",
-                    "wide")
+                    "half_blocks", "wide")
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
     "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
@@ -1052,6 +1061,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_dy_e32_")
     if strategy == "any_cluster":  # v15, v13's kernel in clusters of 1-8 (v4 holds its instances)
         return any_cluster_plan(n, cc, dtype)
+    if strategy == "half_blocks":  # v16, v15 in 512-thread blocks (v4 holds its instances)
+        return half_blocks_plan(n, cc, dtype)
     if strategy == "split":  # v14's two grids (v4 holds its bf16 instances)
         return split_main_plan(n, cc, dtype)
     if strategy == "wide":
@@ -1064,9 +1075,10 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     (at least DISPATCH_WIDE_MIN_STAGE bytes a block) and its clusters place (two rings fit an SM,
     or clusters of at most 4: fp32 65536's one 128 KiB ring an SM in clusters of 4 is v12's best,
     201.2 us vs v13 205.3 and e32 233.2), as v14's main grid for bf16 rows past 65536; else v12's
-    32-value clusters of 16 for fp32 rows they hold; else v15's plan, v13's kernel in the fewest
-    blocks that hold a row (bf16 1325 x 151936 in clusters of 3: 238.1 us vs v13's 4, 253.2) (None:
-    before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
+    32-value clusters of 16 for fp32 rows they hold; else v16's plan, v13's kernel in the fewest
+    512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
+    v15's 3 x 1024 threads 235.8, v13's 4 253.2), and v15's (1024-thread blocks) for the rows v16
+    cannot hold (fp32 past 131072) (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
     p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
     if p is None:
         return None
@@ -1074,7 +1086,9 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     if p.smem // DISPATCH_BULK[0] >= DISPATCH_WIDE_MIN_STAGE and placed:
         return split_main_plan(n, cc, dtype) if dtype == "bfloat16" and n > 65536 else dynamic_plan(p)
     e32 = bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32) if dtype == "float32" else None
-    return dynamic_plan(e32, "softmax_dy_e32_") if e32 is not None else any_cluster_plan(n, cc, dtype)
+    if e32 is not None:
+        return dynamic_plan(e32, "softmax_dy_e32_")
+    return half_blocks_plan(n, cc, dtype) or any_cluster_plan(n, cc, dtype)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,4 +1,4 @@
-// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12, v14 or v15 by row width, dtype and GPU.
+// v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12, v14, v15 or v16 by row width, dtype and GPU.
 //
 // What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v12-v14 that the op's
 //   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
@@ -22,8 +22,10 @@
 //                               and every other width v13_packed_regs's kernel (1024-thread blocks
 //                               holding raw vectors): bf16 4915 x 40960 204.8 us vs v12 287.4, 2457 x
 //                               81920 223.7 vs v14 275.0; fp32 384 x 262144 212.8 vs v12 244.4; as
-//                               v15_any_cluster, in the fewest blocks (1-8) that hold a row (session
-//                               15: bf16 1325 x 151936 in 3, 238.1 us, vs v13's 4, 253.2).
+//                               v16_half_blocks, in the fewest 512-thread blocks (1-8, two an SM)
+//                               that hold a row (session 15: bf16 1325 x 151936 in 5, 215.0 us, vs
+//                               v15's 3 x 1024 threads 235.8, v13's 4 253.2); v15_any_cluster
+//                               (1024-thread blocks) for the fp32 rows past 131072 v16 cannot hold.
 //                               Until session 14 the table went by proximity to the powers of two
 //                               measured, which lost up to 1.4x between them.
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
@@ -361,6 +363,42 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_ac_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(1024, 1)
 softmax_ac_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+
+// The "wide" entry's part-stage widths (op.py wide_plan, and `@dispatch_only half_blocks`): v16_half_blocks,
+// v13's kernel in 512-thread blocks, two an SM, in clusters of the fewest blocks (1-8) that hold a row
+// (bf16 to 262144, fp32 to 131072; wider fp32 rows take the v15 instances above).
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 3, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 5, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 6, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 7, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 3, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 5, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 6, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7, false, 512>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(512, 2)
+softmax_hb_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, false, 512>(x, y, M, N, work); }
 
 // v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
 // caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
