@@ -17,7 +17,13 @@
 //   rate, ~0.86-0.89x a copy: ~212-219 us (vs 238.1, -8 to -11%); smaller shares cost more per row
 //   (the exchange and two barriers per row amortised over half the bytes), the risk. Rows that fit
 //   one 1024-thread block (bf16 <= 65536) gain two rows in flight an SM; ~0-3%.
-// Measured: not yet.
+// Measured (session 15, docs/runs/2026-12-01-h200-sweep_membound_s15_half.json, one process, ~384 MiB
+//   each way, floor ~188 us): bf16 1325 x 151936 215.7 / 215.0 us vs v15 235.7 (-9%; predicted
+//   212-219), 1228 x 163840 210.4 / 210.1 vs 230.5 (-9%), 1024 x 196608 209.7 / 210.0 vs 224.8 (-7%),
+//   2048 x 98304 209.5 / 208.6 vs 217.1 (-4%), 768 x 262144 210.4 / 211.7 vs v15 225.9 and v14 (v4's
+//   pick) 218.7; 0.88-0.91x a copy at every bf16 width from 65536. Against v12 / v14's full stages it
+//   lost: bf16 3072 x 65536 207.1 vs 204.6, 1536 x 131072 209.1 vs 204.1; fp32 65536-131072 tied
+//   (201.1-202.1 vs 201.3-202.2). v4's "wide" entry takes v16's plan where it took v15's.
 // Measured: BENCHMARKS.md, softmax rows (section membound).
 //
 // @strategy half_blocks
