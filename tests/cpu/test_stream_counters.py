@@ -44,13 +44,23 @@ def test_each_capture_on_one_stream_gets_its_own_slot(monkeypatch):
     assert len({eager.data_ptr(), g1.data_ptr(), g2.data_ptr(), plain.data_ptr()}) == 4
 
 
-def test_slots_wrap_past_the_array(monkeypatch):
+def test_streams_and_captures_wrap_each_in_their_own_half(monkeypatch):
+    """Past `slots` streams (or captures) the slots are reused, but a capture never gets a stream's
+    slot: a program that captures hundreds of graphs (torch.compile's CUDA graphs) keeps its eager
+    streams' counters apart from every graph's."""
     c = StreamCounters(width=1, slots=3)
-    ptrs = []
+    streams, captures = [], []
     for s in range(4):
         _at(monkeypatch, 100 + s)
-        ptrs.append(c(CPU).data_ptr())
-    assert len(set(ptrs[:3])) == 3 and ptrs[3] == ptrs[0]
+        streams.append(c(CPU).data_ptr())
+    for k in range(7):
+        _at(monkeypatch, 7, capture=500 + k)
+        captures.append(c(CPU).data_ptr())
+    assert len(set(streams[:3])) == 3 and streams[3] == streams[0]
+    assert len(set(captures[:3])) == 3 and captures[3] == captures[0] and captures[6] == captures[0]
+    assert not set(streams) & set(captures)
+    base_ptr = c._arrays[str(CPU)].data_ptr()
+    assert {(p - base_ptr) // 4 for p in captures} == {3, 4, 5}  # the second half of 2 x 3 slots
 
 
 def test_a_capture_before_any_eager_call_gets_counters_of_its_own(monkeypatch):

@@ -326,11 +326,13 @@ def _stream_and_capture(device) -> tuple[int, int]:
 class StreamCounters:
     """Zeroed int32 counters that kernels keep for themselves, `width` per (device, stream, graph).
 
-    One array per device of `slots` x `width` int32, zeroed once when first asked for on an eager
-    call; each stream gets its own slot, so launches in flight on different streams never share
-    counters. A launch captured into a CUDA graph gets a slot of its own capture (torch captures
-    every graph on one default side stream: keyed by the stream alone, two graphs replayed at once
-    on two streams would share counters). Slots are reused past `slots` streams and captures. A
+    One array per device of 2 x `slots` x `width` int32, zeroed once when first asked for on an eager
+    call; each stream gets its own slot of the first half, so launches in flight on different
+    streams never share counters. A launch captured into a CUDA graph gets a slot of the second half
+    for its capture (torch captures every graph on one default side stream: keyed by the stream
+    alone, two graphs replayed at once on two streams would share counters). Each half's slots are
+    reused past `slots` streams or captures, so the 257th capture shares a slot with the first
+    capture, never with a stream (a program that replays that many graphs at once needs more). A
     capture that comes first on a device (no array yet) gets its own `width` counters, allocated in
     the capture (the graph zeroes them at each replay), never the device array: a memset of the
     whole array in a graph would clear the slots of launches in flight on other streams. The
@@ -343,7 +345,7 @@ class StreamCounters:
         self._arrays: dict = {}  # device -> int32[slots x width]
         self._slot: dict = {}  # (device, stream, capture id or 0) -> slot
         self._own: dict = {}  # (device, stream, capture id) -> int32[width] (captures before any eager call)
-        self._taken: dict = {}  # device -> slots handed out so far
+        self._taken: dict = {}  # (device, 0 for streams or 1 for captures) -> slots handed out so far
 
     def __call__(self, device):
         """This stream's (or this capture's) `width` counters on `device`."""
@@ -359,12 +361,13 @@ class StreamCounters:
         if own is not None:
             return own
         if arr is None:
-            arr = self._arrays[key] = torch.zeros(self.slots * self.width, dtype=torch.int32, device=device)
+            arr = self._arrays[key] = torch.zeros(2 * self.slots * self.width, dtype=torch.int32, device=device)
         slot = self._slot.get((key, stream, capture))
         if slot is None:
-            taken = self._taken.get(key, 0)
-            slot = self._slot[(key, stream, capture)] = taken % self.slots
-            self._taken[key] = taken + 1
+            half = int(capture != 0)
+            taken = self._taken.get((key, half), 0)
+            slot = self._slot[(key, stream, capture)] = half * self.slots + taken % self.slots
+            self._taken[(key, half)] = taken + 1
         return arr[slot * self.width:(slot + 1) * self.width]
 
 
