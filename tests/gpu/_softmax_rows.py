@@ -25,6 +25,20 @@ def planned_fit(v, n: int, dtype: str):
     return p, softmax_op.persistent_grid(k, p, 1 << 30)
 
 
+def assert_every_cluster_loops(v, n: int, dtype: str, cluster: int, **case_kw) -> None:
+    """Variant v's plan for rows of n takes `cluster` blocks (checked on sm_90 / sm_100, whose plans
+    the cases are written for); with 9 rows for every cluster that fits, plus one (both mbarrier
+    parities, the row-index slots wrapped twice), the plan's instance runs and is right."""
+    p, fit = planned_fit(v, n, dtype)
+    if torch.cuda.get_device_capability()[0] in (9, 10):
+        assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
+    assert fit >= 1, f"{p}: no cluster of {p.cluster} x {p.block} threads with {p.smem} B fits"
+    case = Case((9 * fit + 1, n), dtype, **case_kw)
+    cmp, kernel = run_kernel(v, load_variant(OP, v), case)
+    assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
+    assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
+
+
 def run_kernel(v, module, case: Case, dist: str = "normal", seed: int = 0):
     """`v`'s launch of `module`'s contract kernel on `case`: (comparison with the reference, kernel that ran)."""
     inputs = OP.make_inputs(case, seed, "cuda", dist)

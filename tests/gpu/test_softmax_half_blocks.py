@@ -15,7 +15,8 @@ from kernelab.check.inputs import DTYPES
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, planned_fit, run_kernel
+from ._softmax_rows import (assert_counters_zero_and_graph_replays, assert_every_cluster_loops, planned_fit,
+                           run_kernel)
 
 pytestmark = pytest.mark.gpu
 
@@ -37,14 +38,7 @@ LOOPS = [(32768, "bfloat16", 0, 1), (65536, "bfloat16", 1, 2), (98304, "bfloat16
 
 @pytest.mark.parametrize("n,dtype,offset,cluster", LOOPS, ids=lambda x: str(x))
 def test_every_cluster_size_loops_over_nine_rows(n, dtype, offset, cluster):
-    p, fit = planned_fit(V16, n, dtype)
-    if torch.cuda.get_device_capability()[0] in (9, 10):
-        assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
-    assert fit >= 1, f"{p}: no cluster of {p.cluster} x 512 threads with {p.smem} B fits"
-    case = Case((9 * fit + 1, n), dtype, offset=offset)
-    cmp, kernel = run_kernel(V16, load_variant(OP, V16), case)
-    assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
-    assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
+    assert_every_cluster_loops(V16, n, dtype, cluster, offset=offset)
 
 
 def test_two_blocks_an_sm_fit_more_clusters_than_v15():

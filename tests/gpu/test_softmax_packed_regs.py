@@ -14,11 +14,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelab.check.inputs import DTYPES
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, planned_fit, run_kernel
+from ._softmax_rows import (assert_counters_zero_and_graph_replays, assert_every_cluster_loops, planned_fit,
+                           run_kernel)
 
 pytestmark = pytest.mark.gpu
 
@@ -45,15 +45,7 @@ LOOPS = [(4097, "float32", 3, None, 1), (65536, "bfloat16", 0, None, 1), (65537,
 
 @pytest.mark.parametrize("n,dtype,offset,layout,cluster", LOOPS, ids=lambda x: str(x))
 def test_every_cluster_loops_over_nine_rows(n, dtype, offset, layout, cluster):
-    p, fit = planned_fit(V13, n, dtype)
-    if torch.cuda.get_device_capability()[0] in (9, 10):
-        assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
-    assert fit >= 1, f"{p}: no cluster of {p.cluster} x 1024 threads with {p.smem} B fits"
-    kw = {"offset": offset} | ({"layout": layout} if layout else {})
-    case = Case((9 * fit + 1, n), dtype, **kw)
-    cmp, kernel = _run(V13, case)
-    assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
-    assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
+    assert_every_cluster_loops(V13, n, dtype, cluster, offset=offset, **({"layout": layout} if layout else {}))
 
 
 @pytest.mark.parametrize("n", [4097, 65537, 131072, 262144])
