@@ -1,6 +1,8 @@
 """Issue 7's table: the best kernelab variant of each memory-bound case in a `kernelab run` results
 JSON, with its time, bandwidth, ratio to the copy ceiling measured in that run and ratio to the
-best peer (torch eager / torch.compile; the transpose baseline `copy_(m.t())` is not a peer).
+best peer (torch eager / torch.compile; the transpose baseline `copy_(m.t())` is not a peer), and,
+where the run timed them head to head (kernelab/head_to_head.py), the paired ratios: the variant
+against a same-bytes copy and against the best peer, interleaved, with the 95% CI and the verdict.
 
 Usage: python3 scripts/membound_table.py docs/runs/nvidia-h200-<stamp>.json
 """
@@ -16,14 +18,21 @@ OPS = ("gelu_bias", "layernorm", "rmsnorm", "softmax", "sum", "transpose")
 NOT_PEERS = ("copy_(m.t())",)  # runs before the suite knew OpSpec.baselines counted it as a peer
 
 
+def _paired(p: dict | None) -> str:
+    """'0.962 [0.958, 0.966] slower': the variant's speedup over the rival, timed interleaved."""
+    if not p or "speedup" not in p:
+        return "" if not p else p.get("status", "")
+    return f"{p['speedup']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}] {p['verdict']}"
+
+
 def table(run: dict) -> str:
     copy = run["ceilings"]["copy_bytes_per_s"]
     cases = collections.defaultdict(list)
     for r in run["rows"]:
         if r["status"] == "ok" and r["op"] in OPS:
             cases[(r["op"], r["case"]["label"])].append(r)
-    lines = ["| op | case | best variant | us | TB/s | x copy | x best peer (peer) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| op | case | best variant | us | TB/s | x copy | x best peer (peer) | x copy, paired | x peer, paired |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for (op, label), rows in cases.items():
         peers = {r["name"]: r["measurement"]["median_s"] for r in rows if r["kind"] == "peer" and r["name"] not in NOT_PEERS}
         variants = {r["name"]: r for r in rows if r["kind"] == "variant"}
@@ -34,8 +43,9 @@ def table(run: dict) -> str:
         peer = min(peers, key=peers.get)
         moved = rows[0]["work"]["bytes"]
         mode = " (graph)" if variants[best]["measurement"]["mode"] == "graph" else ""
+        paired = variants[best]["metrics"].get("paired") or {}
         lines.append(f"| {op} | {label}{mode} | {best} | {t * 1e6:.1f} | {moved / t / 1e12:.2f} | {moved / t / copy:.3f} | "
-                     f"{peers[peer] / t:.3f} ({peer}) |")
+                     f"{peers[peer] / t:.3f} ({peer}) | {_paired(paired.get('copy'))} | {_paired(paired.get(peer))} |")
     return "\n".join(lines)
 
 

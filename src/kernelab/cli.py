@@ -52,13 +52,17 @@ def run(
     peers: bool = typer.Option(True, "--peers/--no-peers", help="Time torch eager / torch.compile / cuBLAS too."),
     isolate: bool = typer.Option(True, "--isolate/--no-isolate", help="Run candidates in worker processes (crash/hang containment)."),
     device: str = typer.Option("H200", "--device", help="Without a GPU: the device to predict for."),
+    head_to_head: bool = typer.Option(True, "--head-to-head/--no-head-to-head",
+                                      help="Re-time close calls (best variant vs peer within 5%) and bench-size "
+                                           "memory-bound cases vs a same-bytes copy, interleaved and paired."),
 ) -> None:
     """The main job: every op x variant x shape through check, bench and analysis, beside the peers."""
     from .gpu import has_gpu
     from .suite import Selection, make_plan, run_suite
 
     sel = Selection(ops=op, variants=variant, dtypes=dtype, shapes=shape, quick=quick,
-                    ops_dir=str(ops_dir) if ops_dir else None, peers=peers, device=device)
+                    ops_dir=str(ops_dir) if ops_dir else None, peers=peers, device=device,
+                    head_to_head=head_to_head)
     try:
         plans = make_plan(sel)
     except (KeyError, FileNotFoundError, TypeError) as e:
@@ -104,6 +108,9 @@ def _phases_line(phases: dict) -> str:
     per_op = phases.get("per_op_s") or {}
     if per_op:
         parts.append("ops " + ", ".join(f"{k} {v:.0f} s" for k, v in per_op.items()))
+    h2h = phases.get("head_to_head") or {}
+    if h2h.get("pairs"):
+        parts.append(f"head to head {h2h.get('wall_s', 0):.0f} s ({h2h['pairs']} pairs)")
     return "; ".join(parts)
 
 

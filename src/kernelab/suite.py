@@ -35,6 +35,7 @@ class Selection:
     arch: str | None = None  # static mode: the arch to compile for
     device: str = STATIC_DEVICE  # static mode: the device to predict for
     timeout_s: float = 180.0  # per candidate, before it is declared hung
+    head_to_head: bool = True  # settle close calls and bench-size copy ratios by paired timing (head_to_head.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -266,9 +267,40 @@ def _gpu_results(plans: list[Plan], sel: Selection, progress, isolate: bool, par
         for label in dict.fromkeys(r.case.get("label") for r in mine):
             _relate_to_peers([r for r in mine if r.case.get("label") == label], plan.op.baselines)
         res.rows.extend(mine)
+    if sel.head_to_head:
+        t0 = time.perf_counter()
+        res.phases["head_to_head"] = _head_to_head(res.rows, tasks, progress, isolate)
+        res.phases["head_to_head"]["wall_s"] = time.perf_counter() - t0
     res.clocks["after"] = nvml.sample(info.index).to_dict()
     res.peak_gpu_memory_bytes = max(peaks.values(), default=0)
     return res
+
+
+def _head_to_head(rows: list[Row], tasks: list, progress, isolate: bool) -> dict:
+    """Time each case's best variant against its close peer and a same-bytes copy, interleaved
+    (head_to_head.py), and fold the results into the variant rows. Returns counts for `phases`."""
+    from dataclasses import replace
+
+    from .head_to_head import fold, plan_pairs
+    from .suite_worker import run_in_process, run_isolated_tasks
+
+    pairs = plan_pairs(rows)
+    if not pairs:
+        return {"pairs": 0, "folded": 0}
+    if progress:
+        progress(f"head to head: {len(pairs)} pairs")
+    by_op = {t.op: t for t in tasks}
+    pair_tasks = []
+    for op in dict.fromkeys(p[0] for p in pairs):
+        mine = [p for p in pairs if p[0] == op]
+        pair_tasks.append(replace(by_op[op], candidates=[(case, "h2h", name) for _, case, name, _ in mine],
+                                  modes={f"{case['label']}|{name}": mode for _, case, name, mode in mine}))
+    if isolate:
+        pair_rows, _ = run_isolated_tasks(pair_tasks, progress)
+    else:
+        pair_rows = [r for t in pair_tasks for r in run_in_process(t, progress)[0]]
+    return {"pairs": len(pairs), "folded": fold(rows, pair_rows),
+            "failed": sum(r.status != "ok" for r in pair_rows)}
 
 
 def precompile(plans: list[Plan], progress=None, workers: int | None = None) -> dict:

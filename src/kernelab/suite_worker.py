@@ -36,6 +36,7 @@ class CandidateTask:
     timeout_s: float = 180.0
     seed: int = 1234
     quick: bool = False  # a 1% / 1.5 s timing budget instead of 0.5% / 3 s
+    modes: dict = field(default_factory=dict)  # kind "h2h": "label|pair name" -> the variant's timing mode
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -101,13 +102,19 @@ class CaseModes:
 CASE_MODES = CaseModes()
 
 
-def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int, quick: bool = False) -> Row:
+def measure_candidate(op, case, kind: str, name: str, ceilings: dict, seed: int, quick: bool = False,
+                      mode: str = "cold") -> Row:
     """Everything for one candidate on one case; returns its Row (never raises for candidate faults
     that leave the context usable; sticky faults propagate and kill the worker, by design).
     row.timings has the wall seconds of each phase (setup: compile/load, or a peer's first call,
     which is where torch.compile compiles)."""
     t0 = time.perf_counter()
-    row = _measure(op, case, kind, name, ceilings, seed, quick)
+    if kind == "h2h":  # a pair of candidates timed interleaved (head_to_head.py)
+        from .head_to_head import measure_pair
+
+        row = measure_pair(op, case, name, mode, seed, quick, case_peers(op, case))
+    else:
+        row = _measure(op, case, kind, name, ceilings, seed, quick)
     row.timings["total_s"] = time.perf_counter() - t0
     return row
 
@@ -313,7 +320,8 @@ def run_task_in_worker(task: CandidateTask, out, exit_on_crash: bool = True) -> 
         out.flush()
         torch.cuda.reset_peak_memory_stats()
         try:
-            row = measure_candidate(op, case, kind, name, task.ceilings, task.seed, task.quick)
+            row = measure_candidate(op, case, kind, name, task.ceilings, task.seed, task.quick,
+                                    task.modes.get(f"{case.label}|{name}", "cold"))
         except Exception as e:
             from .gpu.errors import is_sticky_message
 

@@ -135,7 +135,9 @@ def test_run_quick_and_narrowing(no_gpu, tmp_path):
     quick = run_json("--op", "vector_add", "--quick", "--results-dir", tmp_path / "q")
     assert len(quick["rows"]) == n_rows(_VA.quick_cases()) < n_rows(_VA.bench_cases())
     assert {r["case"]["label"] for r in quick["rows"]} == {"268435456 float32", "268435456 bfloat16"}
-    assert quick["selection"]["quick"] is True
+    assert quick["selection"]["quick"] is True and quick["selection"]["head_to_head"] is True
+    off = run_json("--op", "vector_add", "--quick", "--no-head-to-head", "--results-dir", tmp_path / "o")
+    assert off["selection"]["head_to_head"] is False and len(off["rows"]) == len(quick["rows"])
 
     narrow = run_json("--op", "vector_add", "--variant", "v1", "--dtype", "float32",
                       "--results-dir", tmp_path / "n")

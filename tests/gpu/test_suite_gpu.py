@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from kernelab.bench.compare import VERDICTS
+from kernelab.head_to_head import PEER_WINDOW
 from kernelab.report.results import load
+from kernelab.report.tables import verdict
 from kernelab.suite import Selection, run_suite
 
 pytestmark = pytest.mark.gpu
@@ -31,6 +34,17 @@ def test_quick_run_of_one_op_end_to_end(tmp_path):
     assert 3 * 2**30 <= res.peak_gpu_memory_bytes < 16 * 2**30
     assert {"ceilings_s", "precompile", "per_op_s"} <= set(res.phases) and "vector_add" in res.phases["per_op_s"]
     assert load(res.path).rows[-1].metrics["time_s"] == pytest.approx(v1.metrics["time_s"])
+    # Head to head: 2^28 fp32 moves 3 GiB, memory-bound, so v1 is re-timed against a copy of the same
+    # bytes, interleaved; vector add streams like a copy, so a twin of the wrong size (2x off) fails here.
+    copy = m["paired"]["copy"]
+    assert 0.8 < copy["speedup"] < 1.25 and copy["ci"][0] <= copy["speedup"] <= copy["ci"][1], copy
+    assert copy["n"] >= 20 and copy["verdict"] in VERDICTS and copy["mode"] == "cold"
+    assert copy["copy_bytes"] == v1.work["bytes"]
+    close = abs(m["x_best_peer"] - 1) <= PEER_WINDOW  # a close call against the best peer is paired too
+    assert (m["best_peer"] in m["paired"]) == close, (m["x_best_peer"], list(m["paired"]))
+    h2h = res.phases["head_to_head"]
+    assert h2h["pairs"] == h2h["folded"] == 1 + close and h2h["failed"] == 0
+    assert "paired vs copy:" in verdict(v1) and not any(r.kind == "h2h" for r in res.rows)
 
 
 def test_a_faulting_and_a_hanging_variant_cost_only_themselves(tmp_path):
@@ -50,3 +64,20 @@ def test_a_faulting_and_a_hanging_variant_cost_only_themselves(tmp_path):
     assert status == {"v4_faults": "crash", "v5_after_fault": "ok", "v6_hangs": "hang", "v7_after_hang": "ok"}, \
         {r.name: (r.status, r.detail[:200]) for r in res.rows}
     assert res.path.is_file()
+
+
+def test_a_pair_in_graph_mode_and_an_unknown_rival():
+    """A launch-bound case's pair is timed as graph replays (the peer's first call, where torch.compile
+    would compile, runs eagerly before the capture); a rival the case lacks is skipped and named."""
+    from kernelab.head_to_head import measure_pair
+    from kernelab.ops.base import Case, discover
+
+    op = discover()["vector_add"]
+    case = Case((1 << 20,), "float32")
+    row = measure_pair(op, case, "v1_vec16 vs torch", "graph", 0, True, op.peers(case))
+    m = row.metrics
+    assert row.status == "ok" and row.kind == "h2h" and m["mode"] == "graph", (row.status, row.detail)
+    assert 0.3 < m["speedup"] < 3 and m["ci"][0] <= m["speedup"] <= m["ci"][1] and m["n"] >= 20
+    assert 0 < m["median_s"] < 1e-3 and 0 < m["rival_median_s"] < 1e-3
+    gone = measure_pair(op, case, "v1_vec16 vs cuBLAS", "cold", 0, True, op.peers(case))
+    assert gone.status == "skipped" and "no peer 'cuBLAS'" in gone.detail

@@ -60,6 +60,11 @@ def verdict(row: Row) -> str:
         notes.append("launch-bound (graph)")
     if row.metrics.get("throttled"):
         notes.append("throttled samples")
+    from ..head_to_head import describe  # here: head_to_head imports report.results
+
+    for rival, paired in (row.metrics.get("paired") or {}).items():
+        text = describe(paired)
+        notes.append(f"paired vs {rival}: {text}" if text else f"paired vs {rival}: {paired.get('status', '?')}")
     return "ok" + (f" ({', '.join(notes)})" if notes else "")
 
 
