@@ -24,6 +24,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                3-8 leave at most half an SM of a GPC idle) against v4_dispatch and v15 at bf16 65536-262144
                and fp32 65536-131072, ~384 MiB each way.
     half_after: v4_dispatch (once it takes v16's plan) against v16 at bf16 98304 / 151936 / 196608.
+    w262k:     (session 16) bf16 rows of 262144 (v4 takes v14 there; v16 measured 4% ahead at 768 rows
+               once) at 512 / 768 / 1024 / 1536 rows, 262143 and 229376, v4 against v14 and v16.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -138,8 +140,16 @@ def half_after_sweeps(selected):
     return [versus_v4(n, "bfloat16", ["v16_half_blocks"], peer=False) for n in (98304, 151936, 196608)]
 
 
+def w262k_sweeps(selected):
+    if "softmax" not in selected:
+        return []
+    again = Candidate("v16_half_blocks again", "new", "v16_half_blocks")
+    return [versus_v4(n, "bfloat16", ["v14_split_grid", "v16_half_blocks"], m=m, peer=False, tail=[again])
+            for n, m in ((262144, 512), (262144, 768), (262144, 1024), (262144, 1536), (262143, 768), (229376, 878))]
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
-        "half": half_sweeps, "half_after": half_after_sweeps}
+        "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
