@@ -1,7 +1,7 @@
 """softmax v14_split_grid without a GPU: its two plans (v12's instance as the main grid, v13's as the
 side grid, under v14's names), how many clusters each grid gets (split_grids: the side grid takes the
-SMs the main grid leaves, never rows it may not take), v4_dispatch sending bf16 rows of 65537-262144
-to it, the instances compiled without spills for sm_90 / sm_100 / sm_120 (refused for sm_80), and the
+SMs the main grid leaves, never rows it may not take), v4_dispatch sending full-stage bf16 rows of
+65537-131072 to it, the instances compiled without spills for sm_90 / sm_100 / sm_120 (refused for sm_80), and the
 launch: the main grid on the caller's stream, the side grid on a forked stream joined back, both
 with the stream's `work` counters and the two grids' cluster total."""
 
@@ -57,7 +57,7 @@ def test_split_grids_gives_the_side_the_sms_the_main_grid_leaves():
 
 
 @pytest.mark.parametrize("n,dtype,strategy", [(65536, "bfloat16", "dynamic"), (65537, "bfloat16", "half_blocks"),
-                                              (131072, "bfloat16", "split"), (262144, "bfloat16", "split"),
+                                              (131072, "bfloat16", "split"), (262144, "bfloat16", "half_blocks"),
                                               (229376, "bfloat16", "half_blocks"), (131072, "float32", "dynamic"),
                                               (262144, "float32", "any_cluster")])
 def test_v4_dispatch_sends_full_stage_bf16_rows_to_v14(n, dtype, strategy):
@@ -139,7 +139,9 @@ def test_launch_without_rows_for_the_side_is_the_main_grid_alone(fake_gpu):
 
 
 def test_v4_dispatch_launches_v14s_grids(fake_gpu):
-    calls = record_launches(OP, [(V4, Case((1024, 262144), "bfloat16"))], blocks_per_sm=_per_sm)
+    calls = record_launches(OP, [(V4, Case((2048, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
+    assert [(n, kw["grid"]) for n, _, kw in calls] == [("softmax_sg_a_c8_bf16", 30), ("softmax_sg_b_c2_bf16", 6)]
+    calls = record_launches(OP, [(V14, Case((1024, 262144), "bfloat16"))], blocks_per_sm=_per_sm)
     assert [(n, kw["grid"]) for n, _, kw in calls] == [("softmax_sg_a_c16_bf16", 15), ("softmax_sg_b_c4_bf16", 3)]
 
 

@@ -308,6 +308,11 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 #   none (fp32 past 131072). v16 lost to v12 / v14's full stages (bf16 65536 207.1 vs 204.6, 131072
 #   209.1 vs 204.1) and tied fp32's (201.1-202.1 vs 201.3-202.2), but won at bf16 768 x 262144 (210.4 /
 #   211.7 vs v14 218.7 / 218.8): that width still takes v14 (one point; a follow-up).
+#   Session 16 (docs/runs/2026-12-01-h200-sweep_membound_s16_w262k.json, SWEEP_SET=w262k, one process):
+#   bf16 262144 v16 / v4 (v14) 144.1 / 151.0 us at 512 rows, 209.8 / 218.3 at 768, 276.2 / 287.6 at
+#   1024, 408.5 / 423.8 at 1536 (3.5-4.6%, both runs of each); 768 x 262143 (v14's rounded-up full
+#   stage) 218.6 / 236.0; 878 x 229376 (v16 already) 213.1 / 212.7. So bf16 rows past
+#   DISPATCH_HALF_BLOCKS_MIN_BF16 take v16 whatever their stage.
 DISPATCH_SM90 = {
     "bfloat16": ((1024, "packed"), (4096, "block"), (32768, "packed"), (rows.MAX_CLUSTER_N, "wide")),
     "float32": ((1024, "warp"), (4096, "block"), (12288, "online"), (rows.MAX_CLUSTER_N, "wide")),
@@ -324,6 +329,7 @@ DISPATCH_SM90 = {
 # 30 KiB sits between the stages measured: 28 KiB (bf16 57344 / 114688 / 229376: v13 +4% / -1% / +5%
 # against v12 or v14) and 32 KiB (65536 / 131072 / 262144: v12 / v14 0.2% / 8% / 2% faster).
 DISPATCH_WIDE_MIN_STAGE = 30 * 1024
+DISPATCH_HALF_BLOCKS_MIN_BF16 = 131072  # bf16 rows wider than this take v16 (session 16, above)
 # v12_dynamic_rows's knobs for "dynamic" entries (v10's, which it keeps), (stages, threads,
 # blocks_per_sm, min_cluster, elems): v4 compiles v12's instances with them (Softmax.defines).
 # Session 7 (docs/runs/2026-11-30-h200-sweep_membound_s7_staged2.json, one process, 2048 x 131072,
@@ -1074,7 +1080,8 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     """v4's "wide" entry (DISPATCH_SM90's measurements): v12's plan where its stages are full
     (at least DISPATCH_WIDE_MIN_STAGE bytes a block) and its clusters place (two rings fit an SM,
     or clusters of at most 4: fp32 65536's one 128 KiB ring an SM in clusters of 4 is v12's best,
-    201.2 us vs v13 205.3 and e32 233.2), as v14's main grid for bf16 rows past 65536; else v12's
+    201.2 us vs v13 205.3 and e32 233.2), as v14's main grid for bf16 rows of 65537-131072 (past
+    DISPATCH_HALF_BLOCKS_MIN_BF16 v16 wins, full stages or not: 262144 3.5-4.6%); else v12's
     32-value clusters of 16 for fp32 rows they hold; else v16's plan, v13's kernel in the fewest
     512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
     v15's 3 x 1024 threads 235.8, v13's 4 253.2), and v15's (1024-thread blocks) for the rows v16
@@ -1082,6 +1089,10 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
     if p is None:
         return None
+    if dtype == "bfloat16" and n > DISPATCH_HALF_BLOCKS_MIN_BF16:  # v16 3.5-4.6% ahead of v14 at 262144
+        hb = half_blocks_plan(n, cc, dtype)
+        if hb is not None:
+            return hb
     placed = p.cluster <= 4 or p.smem <= bulk_ring_budget(cc, 2)  # C SMs of one GPC at one block an SM
     if p.smem // DISPATCH_BULK[0] >= DISPATCH_WIDE_MIN_STAGE and placed:
         return split_main_plan(n, cc, dtype) if dtype == "bfloat16" and n > 65536 else dynamic_plan(p)

@@ -24,6 +24,9 @@
 //   pick) 218.7; 0.88-0.91x a copy at every bf16 width from 65536. Against v12 / v14's full stages it
 //   lost: bf16 3072 x 65536 207.1 vs 204.6, 1536 x 131072 209.1 vs 204.1; fp32 65536-131072 tied
 //   (201.1-202.1 vs 201.3-202.2). v4's "wide" entry takes v16's plan where it took v15's.
+//   Session 16 (-sweep_membound_s16_w262k.json, one process): bf16 262144 against v14 (v4's pick
+//   there until then) 144.1 / 151.0 us at 512 rows, 209.8 / 218.3 at 768, 276.2 / 287.6 at 1024,
+//   408.5 / 423.8 at 1536, 262143 x 768 218.6 / 236.0: v4 takes v16 for every bf16 row past 131072.
 // Measured: BENCHMARKS.md, softmax rows (section membound).
 //
 // @strategy half_blocks
