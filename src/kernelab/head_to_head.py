@@ -152,7 +152,7 @@ def measure_pair(op, case, name: str, mode: str, seed: int, quick: bool, peers: 
     fa()
     fb()
     torch.cuda.synchronize()
-    budget = dict(target_rel=0.01, max_wall_s=1.5) if quick else dict(target_rel=0.002, max_wall_s=4.0)
+    budget = dict(target_rel=0.01, max_wall_s=1.5) if quick else dict(target_rel=0.002, max_wall_s=2.5)
     c = compare(fa, fb, mode=mode, names=(variant_name, rival), min_samples=20, seed=seed, **budget)
     after = verify_outputs(op, case, inputs, outputs)
     if not after.ok:  # the variant was checked in the main pass; this guards the interleaved samples
