@@ -26,6 +26,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     half_after: v4_dispatch (once it takes v16's plan) against v16 at bf16 98304 / 151936 / 196608.
     w262k:     (session 16) bf16 rows of 262144 (v4 takes v14 there; v16 measured 4% ahead at 768 rows
                once) at 512 / 768 / 1024 / 1536 rows, 262143 and 229376, v4 against v14 and v16.
+    ln16:      (session 16) layernorm bf16 32768 x 8192: v5_l2_two_pass at 128-512 threads and 1024-2048
+               threads an SM (rmsnorm v4's bf16 geometry) against v4_pinned_onebar and torch.compile.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -148,8 +150,26 @@ def w262k_sweeps(selected):
             for n, m in ((262144, 512), (262144, 768), (262144, 1024), (262144, 1536), (262143, 768), (229376, 878))]
 
 
+def ln16_sweeps(selected):
+    """layernorm bf16 32768 x 8192: v5's geometry at rmsnorm v4's bf16 winner (256 threads, 1024 an SM),
+    never tried for layernorm (session 5 tried 256 threads at 2048 an SM only: 290.0 us)."""
+    if "layernorm" not in selected:
+        return []
+    l5 = "v5_l2_two_pass"
+
+    def c(label, block, **d):
+        return Candidate(f"{l5} {label}", "new", l5, meta={"block": str(block)}, defines=d)
+    return [Sweep("layernorm", Case((32768, 8192), "bfloat16"), "cold", Case((1000, 8192), "bfloat16"), [
+        Candidate("torch.compile", "peer"), Candidate("v4_pinned_onebar", "existing", "v4_pinned_onebar"),
+        c("b256 SM1024", 256, SM_THREADS=1024), c("b256 SM1536", 256, SM_THREADS=1536),
+        c("b256 SM2048", 256), c("b128 SM1024", 128, SM_THREADS=1024), c("b128 SM2048", 128),
+        c("b256 SM1024 UNROLL2=2", 256, SM_THREADS=1024, UNROLL2=2), c("b512 SM1024", 512, SM_THREADS=1024),
+        Candidate("v4_pinned_onebar again", "existing", "v4_pinned_onebar"),
+        c("b256 SM1024 again", 256, SM_THREADS=1024)])]
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
-        "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps}
+        "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
