@@ -46,6 +46,10 @@
 //   (1536 threads per SM 509.6-512.0; v4 506.7-508.1, torch.compile 500.6-503.0). Unlike rmsnorm it
 //   does not reach v4: a Welford row carries three moments through the merge and its pass 2 reads
 //   three arrays; 1024-thread and 256-thread blocks lose 10-75%. Kept as the measured step.
+//   Session 16, bf16 at rmsnorm v4's bf16 geometry (docs/runs/2026-12-01-h200-sweep_membound_s16_ln16.json,
+//   one process): 256 threads at 1024 an SM 270.2 / 268.6 us, at 1536 262.3, at 2048 287.8; 128 at
+//   1024 263.4; 512 at 1024 440.4; v4_pinned_onebar 257.8 / 256.8, torch.compile 284.4. No geometry
+//   reaches v4 in bf16 either.
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
