@@ -43,7 +43,7 @@ def table(run: dict) -> str:
         peer = min(peers, key=peers.get)
         moved = rows[0]["work"]["bytes"]
         mode = " (graph)" if variants[best]["measurement"]["mode"] == "graph" else ""
-        paired = variants[best]["metrics"].get("paired") or {}
+        paired = variants[best].get("metrics", {}).get("paired") or {}  # runs before session 16 have none
         lines.append(f"| {op} | {label}{mode} | {best} | {t * 1e6:.1f} | {moved / t / 1e12:.2f} | {moved / t / copy:.3f} | "
                      f"{peers[peer] / t:.3f} ({peer}) | {_paired(paired.get('copy'))} | {_paired(paired.get(peer))} |")
     return "\n".join(lines)

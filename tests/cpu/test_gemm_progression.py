@@ -44,4 +44,10 @@ def test_membound_table_picks_the_best_variant_and_the_best_real_peer():
         row("v3_vec_swizzle", "variant", 5.45e-4), row("v4_grouped_order", "variant", 5.25e-4)]}
     line = mt.table(run).splitlines()[-1]
     assert "| v4_grouped_order | 525.0 |" in line and f"| {5.5e-4 / 5.25e-4:.3f} (torch.compile) |" in line
-    assert f"| {2 * 2**30 / 5.25e-4 / 4.0e12:.3f} |" in line
+    assert f"| {2 * 2**30 / 5.25e-4 / 4.0e12:.3f} |" in line and line.endswith("|  |  |")  # no pairs in this run
+    # a run with head-to-head pairs (kernelab/head_to_head.py) gets the paired columns
+    run["rows"][-1]["metrics"] = {"paired": {
+        "copy": {"speedup": 0.9636, "ci": [0.9627, 0.9645], "verdict": "slower"},
+        "torch.compile": {"status": "hang"}}}
+    line = mt.table(run).splitlines()[-1]
+    assert line.endswith("| 0.964 [0.963, 0.965] slower | hang |"), line

@@ -8,7 +8,6 @@
 - cold-L2 graphs rotate inputs; compare() and the physical floor work end to end.
 """
 
-import math
 
 import pytest
 import torch
