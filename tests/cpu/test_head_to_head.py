@@ -80,3 +80,29 @@ def test_describe_and_the_selection_default():
     assert h2h.describe({"speedup": 1.0031, "ci": [0.998, 1.008], "verdict": "same"}) == "1.003x [0.998, 1.008] same"
     assert h2h.describe({"status": "crash"}) == ""
     assert Selection().head_to_head is True
+
+
+def test_paired_repeats_lines_up_runs_and_leaves_gaps():
+    """scripts/paired_repeats.py: one column per run, the best variant's pairs, copy first."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "paired_repeats.py"
+    spec = importlib.util.spec_from_file_location("paired_repeats", path)
+    pr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pr)
+
+    def run(t_v4, paired):
+        rows = [{"op": "transpose", "name": "v3", "kind": "variant", "status": "ok", "case": {"label": "L"},
+                 "metrics": {"time_s": 2.0, "paired": {"copy": {"speedup": 0.5, "verdict": "slower"}}}},
+                {"op": "transpose", "name": "v4", "kind": "variant", "status": "ok", "case": {"label": "L"},
+                 "metrics": {"time_s": t_v4, "paired": paired}}]
+        return {"rows": rows}
+    a = run(1.0, {"torch.compile": {"speedup": 1.038, "verdict": "faster"},
+                  "copy": {"speedup": 0.9636, "verdict": "slower"}})
+    b = run(1.0, {"copy": {"status": "hang"}})
+    c = run(3.0, {})  # v3 is the best here: its pairs, not v4's
+    lines = pr.table([a, b, c], ["A", "B", "C"]).splitlines()
+    assert lines[0] == "| op | case | vs | A | B | C |"
+    assert lines[2] == "| transpose | L | copy | 0.964 slower | hang | 0.500 slower |"
+    assert lines[3] == "| transpose | L | torch.compile | 1.038 faster |  |  |"
