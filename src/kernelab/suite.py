@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 from .ops.base import Case, OpSpec, Variant, discover

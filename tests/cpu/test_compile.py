@@ -8,6 +8,8 @@ from kernelab.gpu import CI_ARCHS, Arch, CompileError, KernelabError, compile_so
 from kernelab.gpu import cache
 from kernelab.ops import compile_variant, discover
 
+from ._parallel import map_compiles
+
 ADD = r"""
 #include <cuda_bf16.h>
 extern "C" __global__ void add(const float* __restrict__ a, float* c, unsigned long long n) {
@@ -28,15 +30,18 @@ def test_every_library_kernel_compiles_without_spills(arch):
     """Every variant (wrong/ included: they must compile so the checker can reject them) builds
     for every CI arch with 0 spill bytes. Arch-specific variants (@arch sm_90a) build for theirs."""
     failures = []
-    for op, v in _library_variants():
-        if v.min_arch and Arch.parse(v.min_arch).cc != Arch.parse(arch).cc:
-            if Arch.parse(v.min_arch).suffix == "a":
-                continue  # built in its own arch's run
-        try:
-            m = compile_variant(op, v, arch=arch if not v.min_arch else None)
-        except CompileError as e:
-            failures.append(f"{v.id} [{arch}]: {e}")
+    jobs = [(op, v) for op, v in _library_variants()
+            if not (v.min_arch and Arch.parse(v.min_arch).cc != Arch.parse(arch).cc
+                    and Arch.parse(v.min_arch).suffix == "a")]  # an sm_90a variant: built in its own arch's run
+    def build(job):
+        op, v = job
+        return compile_variant(op, v, arch=arch if not v.min_arch else None)
+    for (op, v), m in map_compiles(build, jobs):
+        if isinstance(m, CompileError):
+            failures.append(f"{v.id} [{arch}]: {m}")
             continue
+        if isinstance(m, Exception):
+            raise m
         assert m.resources, f"{v.id}: no ptxas report in the log"
         for dt in v.dtypes(op):
             name = op.kernel_name(dt)

@@ -17,7 +17,8 @@ def _row(name, kind, t, label="2048x131072 bfloat16", op="softmax", nbytes=GIB, 
 
 
 def test_the_best_variant_is_paired_with_a_close_peer_and_a_copy():
-    rows = [_row("torch.compile", "peer", 1.00), _row("v4", "variant", 1.02, x_best_peer=0.98, best_peer="torch.compile"),
+    rows = [_row("torch.compile", "peer", 1.00),
+            _row("v4", "variant", 1.02, x_best_peer=0.98, best_peer="torch.compile"),
             _row("v1", "variant", 2.0, x_best_peer=0.5, best_peer="torch.compile")]
     pairs = h2h.plan_pairs(rows)
     assert [(op, name, mode) for op, _, name, mode in pairs] == [

@@ -18,6 +18,8 @@ from kernelab.ops import compile_variant, discover
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import rows
 
+from ._parallel import map_compiles
+
 OPS = discover()
 SOFTMAX, RMSNORM, LAYERNORM = OPS["softmax"], OPS["rmsnorm"], OPS["layernorm"]
 MINE = (SOFTMAX, RMSNORM, LAYERNORM)
@@ -329,8 +331,9 @@ def _compile(op, v, arch):
 @pytest.mark.parametrize("arch", CI_ARCHS)
 def test_every_variant_compiles_without_spills(arch):
     failures = []
-    for op, v in _all_variants():
-        m = _compile(op, v, arch)
+    for (op, v), m in map_compiles(lambda job: _compile(job[0], job[1], arch), _all_variants()):
+        if isinstance(m, Exception):
+            raise m
         if m is None:
             continue
         for dt in v.dtypes(op):

@@ -61,7 +61,8 @@ def test_leaves_its_counters_zero_and_replays_in_a_graph():
 @pytest.mark.parametrize("n,dtype,prefix", [(40960, "bfloat16", "softmax_hb_"), (50000, "bfloat16", "softmax_hb_"),
                                             (98304, "bfloat16", "softmax_hb_"), (151936, "bfloat16", "softmax_hb_"),
                                             (196608, "bfloat16", "softmax_hb_"), (262144, "float32", "softmax_ac_"),
-                                            (262144, "bfloat16", "softmax_hb_c8"), (262143, "bfloat16", "softmax_hb_c8")])
+                                            (262144, "bfloat16", "softmax_hb_c8"),
+                                            (262143, "bfloat16", "softmax_hb_c8")])
 def test_v4_dispatch_sends_part_stage_rows_to_v16_and_v15(n, dtype, prefix):
     """v4's "wide" entry (op.py wide_plan): bf16 rows whose v12 stages would be under 30 KiB, bf16 rows
     past 131072 whatever their stage (session 16: v16 3.5-4.6% ahead of v14 at 262144), and fp32 rows

@@ -178,7 +178,7 @@ def _static_tables(results: Results):
     floors: dict = {}
     for r in results.rows:
         if r.status == "compile_error":
-            k.add_row(r.op, r.name, "", "", "", "", f"[red]compile error[/red]")
+            k.add_row(r.op, r.name, "", "", "", "", "[red]compile error[/red]")
             continue
         if (r.op, r.name) not in seen:
             seen.add((r.op, r.name))
