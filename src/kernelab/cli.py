@@ -53,7 +53,7 @@ def run(
     isolate: bool = typer.Option(True, "--isolate/--no-isolate", help="Run candidates in worker processes (crash/hang containment)."),
     device: str = typer.Option("H200", "--device", help="Without a GPU: the device to predict for."),
     head_to_head: bool = typer.Option(True, "--head-to-head/--no-head-to-head",
-                                      help="Re-time close calls (best variant vs peer within 5%) and bench-size "
+                                      help="Re-time close calls (best variant vs peer within 12%) and bench-size "
                                            "memory-bound cases vs a same-bytes copy, interleaved and paired."),
 ) -> None:
     """The main job: every op x variant x shape through check, bench and analysis, beside the peers."""

@@ -6,7 +6,7 @@ read 0.989x torch.compile in the timed run and 1.03x under ncu, in the reverse o
 "x copy" column divides by a copy ceiling measured once per device (cached), not beside the
 kernel. So after the main pass, for each case's best variant the suite times:
 
-- against the best peer, when the two are within PEER_WINDOW of each other (a close call);
+- against the best peer, when the two are within PEER_WINDOW (12%) of each other (a close call);
 - against a device-to-device copy that moves the same bytes (`torch` copy_ of fp32, half the
   case's bytes each way), when the case is memory-bound and moves at least COPY_MIN_BYTES
   (the issue's "bench size": 256 MiB);
@@ -30,7 +30,10 @@ from .report.results import Row
 
 COPY = "copy"  # the rival name of the same-bytes device-to-device copy
 COPY_MIN_BYTES = 256 << 20  # a copy pair only for cases that move at least this much
-PEER_WINDOW = 0.05  # a peer pair only when x_best_peer is within 1 +- this
+# A peer pair only when x_best_peer is within 1 +- this: 12% covers the small-shape target (graph-mode
+# time within 1.1x torch's: x_best_peer >= 0.91), where an unpaired gelu_bias 256 x 1024 bf16 read
+# 0.913 in one run and 0.898 in the next.
+PEER_WINDOW = 0.12
 SEP = " vs "
 
 
