@@ -41,6 +41,11 @@ def pair_name(variant: str, rival: str) -> str:
     return f"{variant}{SEP}{rival}"
 
 
+def mode_key(label: str, name: str) -> str:
+    """The key of CandidateTask.modes: a pair's timing mode, per case label and pair name."""
+    return f"{label}|{name}"
+
+
 def split_pair(name: str) -> tuple[str, str]:
     if SEP not in name:
         raise ValueError(f"not a head-to-head pair name: {name!r} (expected 'VARIANT{SEP}RIVAL')")
@@ -138,8 +143,9 @@ def measure_pair(op, case, name: str, mode: str, seed: int, quick: bool, peers: 
     def fa():
         run_variant(op, variant, case, inputs, outputs)
 
+    moved = op.work(case).bytes
     if rival == COPY:
-        fb = _copy_twin(op.work(case).bytes)
+        fb = _copy_twin(moved)
     else:
         if rival not in peers:
             row.status, row.reason, row.detail = "skipped", "unavailable", f"no peer {rival!r} for this case"
@@ -169,6 +175,6 @@ def measure_pair(op, case, name: str, mode: str, seed: int, quick: bool, peers: 
         "tol": c.tol, "confidence": c.confidence,
     }
     if rival == COPY:
-        row.metrics["copy_bytes"] = op.work(case).bytes // 8 * 8
+        row.metrics["copy_bytes"] = moved // 8 * 8
     row.timings["total_s"] = time.perf_counter() - t0
     return row

@@ -281,7 +281,7 @@ def _head_to_head(rows: list[Row], tasks: list, progress, isolate: bool) -> dict
     (head_to_head.py), and fold the results into the variant rows. Returns counts for `phases`."""
     from dataclasses import replace
 
-    from .head_to_head import fold, plan_pairs
+    from .head_to_head import fold, mode_key, plan_pairs
     from .suite_worker import run_in_process, run_isolated_tasks
 
     pairs = plan_pairs(rows)
@@ -294,7 +294,7 @@ def _head_to_head(rows: list[Row], tasks: list, progress, isolate: bool) -> dict
     for op in dict.fromkeys(p[0] for p in pairs):
         mine = [p for p in pairs if p[0] == op]
         pair_tasks.append(replace(by_op[op], candidates=[(case, "h2h", name) for _, case, name, _ in mine],
-                                  modes={f"{case['label']}|{name}": mode for _, case, name, mode in mine}))
+                                  modes={mode_key(case["label"], name): mode for _, case, name, mode in mine}))
     if isolate:
         pair_rows, _ = run_isolated_tasks(pair_tasks, progress)
     else:

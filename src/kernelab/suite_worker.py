@@ -22,6 +22,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .head_to_head import mode_key
 from .report.results import Row
 
 
@@ -321,7 +322,7 @@ def run_task_in_worker(task: CandidateTask, out, exit_on_crash: bool = True) -> 
         torch.cuda.reset_peak_memory_stats()
         try:
             row = measure_candidate(op, case, kind, name, task.ceilings, task.seed, task.quick,
-                                    task.modes.get(f"{case.label}|{name}", "cold"))
+                                    task.modes.get(mode_key(case.label, name), "cold"))
         except Exception as e:
             from .gpu.errors import is_sticky_message
 
