@@ -12,17 +12,11 @@ from __future__ import annotations
 import collections
 import sys
 
+from kernelab.head_to_head import format_paired
 from kernelab.report.results import read_json  # .json or .json.gz
 
 OPS = ("gelu_bias", "layernorm", "rmsnorm", "softmax", "sum", "transpose")
 NOT_PEERS = ("copy_(m.t())",)  # runs before the suite knew OpSpec.baselines counted it as a peer
-
-
-def _paired(p: dict | None) -> str:
-    """'0.962 [0.958, 0.966] slower': the variant's speedup over the rival, timed interleaved."""
-    if not p or "speedup" not in p:
-        return "" if not p else p.get("status", "")
-    return f"{p['speedup']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}] {p['verdict']}"
 
 
 def table(run: dict) -> str:
@@ -44,8 +38,9 @@ def table(run: dict) -> str:
         moved = rows[0]["work"]["bytes"]
         mode = " (graph)" if variants[best]["measurement"]["mode"] == "graph" else ""
         paired = variants[best].get("metrics", {}).get("paired") or {}  # runs before session 16 have none
+        x_copy, x_peer = (format_paired(paired.get(rival), unit="") for rival in ("copy", peer))  # header says x
         lines.append(f"| {op} | {label}{mode} | {best} | {t * 1e6:.1f} | {moved / t / 1e12:.2f} | {moved / t / copy:.3f} | "
-                     f"{peers[peer] / t:.3f} ({peer}) | {_paired(paired.get('copy'))} | {_paired(paired.get(peer))} |")
+                     f"{peers[peer] / t:.3f} ({peer}) | {x_copy} | {x_peer} |")
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from kernelab.head_to_head import format_paired
 from kernelab.report.results import read_json  # .json or .json.gz
 
 
@@ -25,14 +26,6 @@ def best_pairs(run: dict) -> dict:
     return {k: (name, paired) for k, (_, name, paired) in best.items() if paired}
 
 
-def cell(p: dict | None) -> str:
-    if not p:
-        return ""
-    if "speedup" not in p:
-        return p.get("status", "?")
-    return f"{p['speedup']:.3f} {p['verdict']}"
-
-
 def table(runs: list[dict], names: list[str]) -> str:
     per_run = [best_pairs(r) for r in runs]
     keys = list(dict.fromkeys(k for pr in per_run for k in pr))
@@ -41,7 +34,8 @@ def table(runs: list[dict], names: list[str]) -> str:
     for op, label in keys:
         rivals = list(dict.fromkeys(rv for pr in per_run for rv in pr.get((op, label), ("", {}))[1]))
         for rival in sorted(rivals, key=lambda x: x != "copy"):
-            cells = [cell(pr.get((op, label), ("", {}))[1].get(rival)) for pr in per_run]
+            cells = [format_paired(pr.get((op, label), ("", {}))[1].get(rival), unit="", ci=False)
+                     for pr in per_run]
             lines.append(f"| {op} | {label} | {rival} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

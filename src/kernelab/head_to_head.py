@@ -98,12 +98,23 @@ def fold(rows: list[Row], pair_rows: list[Row]) -> int:
     return n
 
 
-def describe(paired: dict) -> str:
-    """'1.003x [0.998, 1.008] same' for one pair's metrics ('' when it failed)."""
-    if "speedup" not in paired:
+def format_paired(result: dict | None, *, unit: str = "x", ci: bool = True) -> str:
+    """One pair's result (metrics["paired"][rival]) as text, for every table that shows one:
+    '1.003x [0.998, 1.008] same' is the variant's speedup over the rival, its 95% CI and the verdict.
+
+    unit follows each number ('' where the column header already says x); ci=False leaves out the
+    bracket (scripts/paired_repeats.py: one narrow column per run). A pair that failed gives its
+    status ('hang'; '?' if it has none); no pair timed (None) gives ''.
+    """
+    if result is None:
         return ""
-    lo, hi = paired["ci"]
-    return f"{paired['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] {paired['verdict']}"
+    if "speedup" not in result:
+        return result.get("status") or "?"
+    text = f"{result['speedup']:.3f}{unit}"
+    if ci:
+        lo, hi = result["ci"]
+        text += f" [{lo:.3f}, {hi:.3f}]"
+    return f"{text} {result['verdict']}"
 
 
 # ----------------------------------------------------------------------------- in the worker

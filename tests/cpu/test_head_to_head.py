@@ -78,9 +78,16 @@ def test_pair_names_round_trip_and_a_bad_one_is_named():
         h2h.split_pair("v4_dispatch")
 
 
-def test_describe_and_the_selection_default():
-    assert h2h.describe({"speedup": 1.0031, "ci": [0.998, 1.008], "verdict": "same"}) == "1.003x [0.998, 1.008] same"
-    assert h2h.describe({"status": "crash"}) == ""
+def test_format_paired_in_each_table_s_form_and_the_selection_default():
+    """One formatter for the run report's verdict, scripts/membound_table.py and scripts/paired_repeats.py."""
+    ok = {"speedup": 0.96364, "ci": [0.95749, 0.96651], "verdict": "slower", "n": 40}
+    assert h2h.format_paired(ok) == "0.964x [0.957, 0.967] slower"  # the report's verdict column
+    assert h2h.format_paired(ok, unit="") == "0.964 [0.957, 0.967] slower"  # membound_table: header says x
+    assert h2h.format_paired(ok, unit="", ci=False) == "0.964 slower"  # paired_repeats: a column per run
+    assert h2h.format_paired({"speedup": 1.0, "verdict": "same"}, ci=False) == "1.000x same"  # no ci needed
+    assert h2h.format_paired({"status": "crash", "detail": "..."}) == "crash"
+    assert h2h.format_paired({"detail": "no status"}) == "?"
+    assert h2h.format_paired(None) == ""  # no pair timed
     assert Selection().head_to_head is True
 
 

@@ -60,11 +60,10 @@ def verdict(row: Row) -> str:
         notes.append("launch-bound (graph)")
     if row.metrics.get("throttled"):
         notes.append("throttled samples")
-    from ..head_to_head import describe  # here: head_to_head imports report.results
+    from ..head_to_head import format_paired  # here: head_to_head imports report.results
 
     for rival, paired in (row.metrics.get("paired") or {}).items():
-        text = describe(paired)
-        notes.append(f"paired vs {rival}: {text}" if text else f"paired vs {rival}: {paired.get('status', '?')}")
+        notes.append(f"paired vs {rival}: {format_paired(paired)}")
     return "ok" + (f" ({', '.join(notes)})" if notes else "")
 
 
