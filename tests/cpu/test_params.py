@@ -83,3 +83,114 @@ def test_wrong_device_index_is_named():
     conv = make_converter("k", SIG[0], device_index=0)
     with pytest.raises(ArgumentError, match="cuda:1.*loaded on cuda:0"):
         conv(FakeCuda(device="cuda:1"))
+
+
+# ---------------------------------------------------------------- signatures read through local includes
+
+def _write(root, files: dict) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _k(name: str) -> str:
+    return f'extern "C" __global__ void {name}(float* y, int n) {{}}\n'
+
+
+def test_signatures_follow_local_includes_in_the_compilers_search_order(tmp_path):
+    """A quoted include is looked for in include_dirs; one inside an included file in that file's own
+    folder first (the compiler's order), so lib/b.cuh's "common.cuh" is lib/common.cuh, not the top one."""
+    _write(tmp_path, {"a.cuh": '#include "lib/b.cuh"\n' + _k("from_a"),
+                      "lib/b.cuh": '#include "common.cuh"\n' + _k("from_b"),
+                      "lib/common.cuh": _k("from_lib_common"), "common.cuh": _k("from_top_common")})
+    src = '#include <cuda_bf16.h>\n#include "a.cuh"\n' + _k("main")
+    assert set(parse_signatures(src, include_dirs=[tmp_path])) == {"from_lib_common", "from_b", "from_a", "main"}
+    assert set(parse_signatures(src)) == {"main"}  # no folders: no include is read (a source string has none)
+    assert [p.ctype for p in parse_signatures(src, include_dirs=[str(tmp_path)])["from_b"]] == ["float*", "int"]
+
+
+def test_an_include_cycle_reads_each_file_once(tmp_path):
+    _write(tmp_path, {"a.cuh": '#include "b.cuh"\n' + _k("from_a"), "b.cuh": '#include "a.cuh"\n' + _k("from_b")})
+    from kernelab.gpu.preprocess import preprocess
+
+    pre = preprocess('#include "a.cuh"\n#include "b.cuh"\n' + _k("main"), include_dirs=[tmp_path])
+    assert [p.name for p in pre.files] == ["a.cuh", "b.cuh"]
+    assert pre.text.count("from_a") == 1 and pre.text.count("from_b") == 1
+    assert set(parse_signatures('#include "a.cuh"\n', include_dirs=[tmp_path])) == {"from_a", "from_b"}
+
+
+def test_an_include_found_nowhere_is_skipped_not_an_error(tmp_path):
+    """The compiler is the judge of a missing file (it has already failed, or found it on the toolkit's
+    path, as with a quoted "cuda_bf16.h"): the reader reads the rest and names no error of its own."""
+    _write(tmp_path, {"a.cuh": '#include "cuda_fp16.h"\n#include "gone.cuh"\n' + _k("from_a")})
+    assert set(parse_signatures('#include "nowhere.cuh"\n#include "a.cuh"\n' + _k("main"),
+                                include_dirs=[tmp_path])) == {"from_a", "main"}
+
+
+def test_included_text_honours_defines_and_if_blocks(tmp_path):
+    """softmax/v4_dispatch's pattern: a module defines NO_ENTRY before it includes a strategy, whose own
+    entry points are #ifndef NO_ENTRY (they would clash with the module's), and #undef's it after."""
+    _write(tmp_path, {"strategy.cu": (
+        "#ifndef WIDTH\n#define WIDTH 16\n#endif\n"
+        "#ifndef NO_ENTRY\n" + _k("strategy_entry") + 'extern "C" __global__ void softmax_f32(float* y, int n, '
+        "unsigned* work) {}\n#endif\n"
+        "#if WIDTH < 32\n" + _k("narrow") + "#elif WIDTH == 32\n" + _k("exact") + "#else\n" + _k("wide") + "#endif\n"
+        "#if __CUDA_ARCH__ >= 900\n" + _k("sm90_only") + "#else\n" + _k("before_sm90") + "#endif\n"
+        "#if !defined(ONLY) || ONLY == 2\n" + _k("two") + "#endif\n")})
+    module = ('#define NO_ENTRY\n#include "strategy.cu"\n#undef NO_ENTRY\n'
+              "#ifndef NO_ENTRY\n" + _k("softmax_f32") + "#endif\n")
+    sigs = parse_signatures(module, include_dirs=[tmp_path])
+    # the strategy's entry points are not the module's, and its softmax_f32 (3 params) is not the module's (2)
+    assert set(sigs) == {"narrow", "sm90_only", "before_sm90", "two", "softmax_f32"}
+    assert [p.name for p in sigs["softmax_f32"]] == ["y", "n"]
+    # defines decide #if / #elif; __CUDA_ARCH__ cannot be told on the host: both branches stay (every arch's set)
+    assert {"exact", "sm90_only", "before_sm90"} <= set(parse_signatures(module, {"WIDTH": 32}, [tmp_path]))
+    assert "wide" in parse_signatures(module, {"WIDTH": "(16 * 4)"}, [tmp_path])
+    assert "two" not in parse_signatures(module, {"ONLY": 4}, [tmp_path])
+    # read on its own, the strategy has its entry points
+    assert {"strategy_entry", "softmax_f32"} <= set(parse_signatures((tmp_path / "strategy.cu").read_text()))
+
+
+def test_softmax_v4_dispatch_reads_the_same_instances_through_its_includes():
+    """v4_dispatch includes v0-v13 with SOFTMAX_NO_ENTRY_POINTS: following the includes adds no entry point,
+    so its own instances (the only ones in its cubin: 152 on sm_90, checked against cuobjdump when this
+    was written) are what the launcher sees, with v4's parameters, not an included file's."""
+    from kernelab.ops import discover
+
+    op = discover()["softmax"]
+    for v in op.variants():
+        if v.path.name in ("v4_dispatch.cu", "v14_split_grid.cu", "v15_any_cluster.cu", "v16_half_blocks.cu"):
+            alone = parse_signatures(v.path.read_text(), op.defines(v))
+            followed = parse_signatures(v.path.read_text(), op.defines(v), [v.path.parent])
+            assert followed == alone, v.path.name
+
+
+@pytest.mark.parametrize("cond, kept", [
+    ("defined(__CUDA_ARCH__) && 0", False),  # a known zero decides &&, whatever the other side
+    ("!defined(__CUDA_ARCH__) || 1", True),
+    ("__CUDA_ARCH__ >= 900", None),  # cannot tell: kept, as every branch is
+    ("NEVER_DEFINED_HERE == 0", None),  # may come from a header the reader does not follow
+    ("defined(NEVER_DEFINED_HERE)", False),  # ...but then this reads false, as the compiler's would
+    ("K * 2 == 0x20 && (K > 8 ? 1 : 0)", True),  # K: 16u below
+    ("K / 0", None),
+])
+def test_if_conditions_are_three_valued(cond, kept):
+    from kernelab.gpu.preprocess import preprocess
+
+    text = preprocess(f"#define K 16u\n#if {cond}\nif_branch\n#else\nelse_branch\n#endif\n").text
+    assert ("if_branch" in text, "else_branch" in text) == {True: (True, False), False: (False, True),
+                                                            None: (True, True)}[kept]
+
+
+def test_a_compiled_module_carries_the_include_folders_the_reader_needs(tmp_path):
+    """compile_file's search path (the file's folder first) travels on CompiledModule.include_dirs, and the
+    signatures read through it are the cubin's kernels, the included file's among them."""
+    from kernelab.gpu import compile_file, toolchain
+
+    if not toolchain.cuda_include_dirs():
+        pytest.skip("NVRTC needs the CUDA headers")
+    _write(tmp_path, {"k.cuh": _k("from_header"), "main.cu": '#include "k.cuh"\n' + _k("from_main")})
+    compiled = compile_file(tmp_path / "main.cu", arch="sm_90", use_cache=False)
+    assert compiled.include_dirs[0] == str(tmp_path.resolve())
+    assert set(parse_signatures(compiled.source, None, compiled.include_dirs)) == set(compiled.kernel_names())
+    assert set(compiled.kernel_names()) == {"from_header", "from_main"}

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import cache, toolchain
 from .arch import Arch, default_arch
 from .errors import CompileError, KernelabError
+from .preprocess import local_include
 from .ptxas import KernelResources, parse_ptxas_log
 
 COMPILERS = ("nvrtc", "nvcc")
@@ -45,6 +46,9 @@ class CompiledModule:
     cache_hit: bool = False
     compile_seconds: float = 0.0  # wall time of this call: the compiler's, or the cache lookup's on a hit
     source: str = field(default="", repr=False)
+    # Where the compiler looked for `#include "..."`, in order (a file's own folder first): the
+    # signature reader (params.parse_signatures) follows the same includes.
+    include_dirs: tuple[str, ...] = ()
 
     @property
     def cubin_sha256(self) -> str:
@@ -58,18 +62,17 @@ _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
 def _local_includes(source: str, search: list[Path], seen: set[Path] | None = None) -> list[tuple[str, str]]:
-    """(path, text) of every quoted include reachable from `source`, for the cache key."""
+    """(path, text) of every quoted include reachable from `source`, for the cache key (all of them,
+    #if or not: a key that changes too often costs a compile, one that changes too rarely a wrong cubin)."""
     seen = set() if seen is None else seen
     out = []
     for inc in _LOCAL_INCLUDE.findall(source):
-        for d in search:
-            p = (d / inc).resolve()
-            if p.is_file() and p not in seen:
-                seen.add(p)
-                text = p.read_text()
-                out.append((str(p), text))
-                out.extend(_local_includes(text, [p.parent, *search], seen))
-                break
+        p = local_include(inc, search)
+        if p is not None and p not in seen:
+            seen.add(p)
+            text = p.read_text()
+            out.append((str(p), text))
+            out.extend(_local_includes(text, [p.parent, *search], seen))
     return out
 
 
@@ -115,6 +118,7 @@ def compile_source(
                 cubin=cubin, log=meta["log"],
                 resources={k: KernelResources.from_dict(v) for k, v in meta["resources"].items()},
                 source_sha256=source_sha, cache_hit=True, compile_seconds=time.perf_counter() - t_start, source=source,
+                include_dirs=tuple(str(d) for d in incs),
             )
 
     t0 = time.perf_counter()
@@ -130,7 +134,7 @@ def compile_source(
     return CompiledModule(
         name=name, arch=target.sm, compiler=compiler, compiler_version=version, options=flags, cubin=cubin,
         log=log, resources=resources, source_sha256=source_sha, cache_hit=False, compile_seconds=seconds,
-        source=source,
+        source=source, include_dirs=tuple(str(d) for d in incs),
     )
 
 

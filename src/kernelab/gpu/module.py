@@ -275,7 +275,7 @@ class Module:
             self._obj = ObjectCode.from_cubin(compiled.cubin, name=Path(compiled.name).name)
         except Exception as e:
             raise KernelabError(f"could not load {compiled.name} ({compiled.arch}) on this GPU: {e}") from None
-        self.signatures = parse_signatures(compiled.source, defines)
+        self.signatures = parse_signatures(compiled.source, defines, compiled.include_dirs)
         self._kernels: dict[str, Kernel] = {}
 
     def kernel(self, name: str) -> Kernel:

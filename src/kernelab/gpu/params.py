@@ -10,11 +10,14 @@ else is an ArgumentError naming the argument and the fix.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .errors import ArgumentError, KernelabError
+from .preprocess import preprocess
 
 # C scalar types -> numpy types (what cuda.core marshals with the right size).
 SCALARS: dict[str, type] = {
@@ -84,11 +87,6 @@ class DevicePointer:
     address: int
 
 
-def _strip_comments(src: str) -> str:
-    src = re.sub(r"/\*.*?\*/", " ", src, flags=re.DOTALL)
-    return re.sub(r"//[^\n]*", " ", src)
-
-
 def _split_top_level(s: str) -> list[str]:
     parts, depth, cur = [], 0, []
     for ch in s:
@@ -110,17 +108,27 @@ _GLOBAL = re.compile(r"__global__")
 _ATTRS = re.compile(r"__launch_bounds__\s*\([^)]*\)|__cluster_dims__\s*\([^)]*\)|__maxnreg__\s*\([^)]*\)")
 
 
-def parse_signatures(source: str, defines: dict[str, object] | None = None) -> dict[str, list[Param]]:
-    """{kernel name: [Param, ...]} for every `__global__` function in `source`.
+def parse_signatures(source: str, defines: dict[str, object] | None = None,
+                     include_dirs: Sequence[str | Path] = ()) -> dict[str, list[Param]]:
+    """{kernel name: [Param, ...]} for every `__global__` function in `source` and the local files
+    it includes, as the compiler reads them with `defines` (preprocess.py).
 
-    Object-like macros from `defines` (and `#define NAME token` lines in the source) are
-    substituted in parameter types, so `const T* a` with `-DT=float` reads as float.
+    include_dirs: where `#include "name"` is looked for, in order, as the compiler does: give the
+    module's `CompiledModule.include_dirs` (compile_file puts the file's own folder first); with
+    none, no include is read. #if blocks that the defines and #define lines decide are honoured;
+    those the host cannot decide (`#if __CUDA_ARCH__ >= 900`) keep all their branches, so the
+    signatures cover every arch. A quoted include found in none of the folders is not read (the
+    toolkit's headers, which the compiler finds on its own path, hold no kernels of ours).
+    Object-like macros from `defines` (and `#define NAME token` lines) are substituted in
+    parameter types, so `const T* a` with `-DT=float` reads as float.
     Template kernels are skipped: launch them through an `extern "C"` wrapper.
     """
-    text = _strip_comments(source)
+    pre = preprocess(source, defines, include_dirs)
+    text = pre.text
     macros = {k: str(v) for k, v in (defines or {}).items() if v is not None}
-    for m in re.finditer(r"^\s*#\s*define\s+(\w+)\s+([\w\s\*]+?)\s*$", text, re.MULTILINE):
-        macros.setdefault(m[1], m[2])
+    for name, body in pre.macros.items():
+        if re.fullmatch(r"[\w\s\*]+", body):  # a type or a number, not an expression
+            macros.setdefault(name, body)
     out: dict[str, list[Param]] = {}
     for m in _GLOBAL.finditer(text):
         # Skip template kernels: look back for `template <...>` directly before.

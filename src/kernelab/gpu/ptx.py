@@ -50,6 +50,7 @@ class CompiledPTX:
     compile_seconds: float = 0.0
     options: tuple[str, ...] = ()
     source: str = field(default="", repr=False)
+    include_dirs: tuple[str, ...] = ()  # where the compiler looked for `#include "..."`, in order
 
     @property
     def ptx_version(self) -> str | None:
@@ -96,7 +97,8 @@ def compile_ptx(source: str, *, arch: str | Arch = "compute_80", name: str = "<s
     else:
         ptx, log, opts = _nvcc_ptx(source, name, target, defines, incs)
     return CompiledPTX(name=name, arch=target.compute, compiler=compiler, ptx=ptx, log=log,
-                       compile_seconds=time.perf_counter() - t0, options=opts, source=source)
+                       compile_seconds=time.perf_counter() - t0, options=opts, source=source,
+                       include_dirs=tuple(incs))
 
 
 def _nvrtc_ptx(source, name, target: Arch, defines, incs):
@@ -152,7 +154,8 @@ class PtxModule(Module):
         self.compiled = CompiledModule(
             name=compiled.name, arch=compiled.arch, compiler=compiled.compiler, compiler_version="",
             options=compiled.options, cubin=b"", log=compiled.log, resources={},
-            source_sha256=hashlib.sha256(compiled.source.encode()).hexdigest(), source=compiled.source)
+            source_sha256=hashlib.sha256(compiled.source.encode()).hexdigest(), source=compiled.source,
+            include_dirs=compiled.include_dirs)
         self.device_index = torch.cuda.current_device()
         cc_device(self.device_index)
         try:
@@ -160,7 +163,7 @@ class PtxModule(Module):
         except Exception as e:
             raise KernelabError(f"the driver refused PTX {compiled.name} ({compiled.arch}, .version "
                                 f"{compiled.ptx_version}): {e}") from None
-        self.signatures = parse_signatures(compiled.source, defines)
+        self.signatures = parse_signatures(compiled.source, defines, compiled.include_dirs)
         self._kernels = {}
 
 
