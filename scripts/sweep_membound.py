@@ -643,7 +643,7 @@ class _FakeModule:
         from kernelab.gpu import parse_signatures
 
         self.path = Path(path)
-        self.signatures = parse_signatures(self.path.read_text(), defines)
+        self.signatures = parse_signatures(self.path.read_text(), defines, [self.path.parent])
         self.compiled = SimpleNamespace(arch=arch)  # softmax's plan asks which arch the module is for
         self.calls = []
 
@@ -681,17 +681,20 @@ def dry_run(args) -> int:
                 try:
                     inputs = op.make_inputs(small, 0, "cpu")
                     outputs = op.make_outputs(small, inputs)
-                    # Every ops module that sizes grids by the GPU (layernorm's launch is rmsnorm's).
-                    mods = [md for name, md in list(sys.modules.items())
-                            if name.startswith("kernelab.ops") and hasattr(md, "resident_blocks")]
-                    saved = [md.resident_blocks for md in mods]
-                    for md in mods:
-                        md.resident_blocks = lambda kernel, block: 132 * kernel.max_active_blocks_per_sm(block)
+                    # Every ops module that sizes grids by the GPU (layernorm's launch is rmsnorm's), and
+                    # the variant's own launcher (vN_name.py: not in sys.modules, so by its globals).
+                    spaces = [vars(md) for name, md in list(sys.modules.items())
+                              if name.startswith("kernelab.ops") and hasattr(md, "resident_blocks")]
+                    if v.launcher is not None and "resident_blocks" in v.launcher.__globals__:
+                        spaces.append(v.launcher.__globals__)
+                    saved = [ns["resident_blocks"] for ns in spaces]
+                    for ns in spaces:
+                        ns["resident_blocks"] = lambda kernel, block: 132 * kernel.max_active_blocks_per_sm(block)
                     try:
                         launch_with(op, fake.kernel(op.kernel_name(small.dtype)), v, small, inputs, outputs)
                     finally:
-                        for md, fn in zip(mods, saved):
-                            md.resident_blocks = fn
+                        for ns, fn in zip(spaces, saved):
+                            ns["resident_blocks"] = fn
                     launched = [n for n, _, _ in fake.calls]
                     problems += [f"launches {n}, not compiled" for n in launched if n not in m.resources]
                 except Exception as e:

@@ -400,7 +400,7 @@ class _FakeModule:
         from kernelab.gpu import parse_signatures
 
         self.path = Path(path)
-        self.signatures = parse_signatures(self.path.read_text(), defines)
+        self.signatures = parse_signatures(self.path.read_text(), defines, [self.path.parent])
         self.compiled = SimpleNamespace(arch=arch)  # the plan asks which arch the module is for
         self.calls = []
 
