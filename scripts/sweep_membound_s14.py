@@ -28,6 +28,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                once) at 512 / 768 / 1024 / 1536 rows, 262143 and 229376, v4 against v14 and v16.
     ln16:      (session 16) layernorm bf16 32768 x 8192: v5_l2_two_pass at 128-512 threads and 1024-2048
                threads an SM (rmsnorm v4's bf16 geometry) against v4_pinned_onebar and torch.compile.
+    lean17:    (session 17) gelu_bias 256 x 1024 bf16 and fp32 in graph mode (the small-shape 1.1x target):
+               v6_lean_small's lean kernel at `@lean_block` 64 / 128 / 256 against v5_short_fit, v3_early_load
+               and torch.compile, v5 and v6 twice; and 4096 x 8192 bf16 (graph), where v6 must equal v5.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -168,8 +171,31 @@ def ln16_sweeps(selected):
         c("b256 SM1024 again", 256, SM_THREADS=1024)])]
 
 
+def lean17_sweeps(selected):
+    """gelu_bias v6's lean kernel (one vector a thread, no run-time tests) at the graph-mode small shape."""
+    if "gelu_bias" not in selected:
+        return []
+    v5, v6 = "v5_short_fit", "v6_lean_small"
+
+    def lean(block):
+        return Candidate(f"{v6} lean_block={block}", "new", v6, meta={"lean_block": str(block)})
+    out = []
+    for dt in ("bfloat16", "float32"):
+        small = Case((256, 1024), dt)
+        out.append(Sweep("gelu_bias", small, "graph", small, [
+            Candidate("torch.compile", "peer"), Candidate(v5, "existing", v5),
+            Candidate("v3_early_load", "existing", "v3_early_load"), Candidate(v6, "new", v6),
+            lean(64), lean(256), Candidate(f"{v5} again", "existing", v5), Candidate(f"{v6} again", "new", v6),
+            Candidate("torch.compile again", "peer")]))
+    mid = Case((4096, 8192), "bfloat16")  # past one wave: v6 runs v5's kernel and grid
+    out.append(Sweep("gelu_bias", mid, "graph", mid, [
+        Candidate("torch.compile", "peer"), Candidate(v5, "existing", v5), Candidate(v6, "new", v6)]))
+    return out
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
-        "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps}
+        "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
+        "lean17": lean17_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

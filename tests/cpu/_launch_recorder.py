@@ -7,7 +7,8 @@ from __future__ import annotations
 
 
 def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tuple]:
-    """op.launch for each (variant, case) of `runs`, starting from the contract kernel; the calls
+    """op.launch (or the variant's own launcher, as run_variant does) for each (variant, case) of
+    `runs`, starting from the contract kernel; the calls
     the launches made, in order. The occupancy API's blocks an SM: `blocks_per_sm`, a number for every
     kernel or a function of (kernel name, block)."""
     calls = []
@@ -31,5 +32,9 @@ def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tupl
     for v, case in runs:
         inputs = op.make_inputs(case, 0, "cpu")
         outputs = op.make_outputs(case, inputs)
-        op.launch(Kernel(op.kernel_name(case.dtype)), v, case, inputs, outputs)
+        kernel = Kernel(op.kernel_name(case.dtype))
+        if v.launcher is not None:
+            v.launcher(op, kernel, v, case, inputs, outputs)
+        else:
+            op.launch(kernel, v, case, inputs, outputs)
     return calls

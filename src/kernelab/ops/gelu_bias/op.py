@@ -116,20 +116,21 @@ class GeluBias(OpSpec):
     #                       Both are capped at one row per thread, so a small tensor still gets a wave;
     #                       tight = exactly ceil(rows / (by x R)) rows of blocks, even for a small tensor
     #                       (fewer blocks with R rows a thread: torch.compile's shape at 256 x 1024).
+    #   @lean_block N       v6: threads a block of its lean kernel (small aligned tensors, v6_lean_small.py)
     def defines(self, variant):
         d = {"BLOCK": variant.meta_int("block", 256)}
         if "rows_per_thread" in variant.meta:
             d["ROWS"] = variant.meta_int("rows_per_thread")
+        if "lean_block" in variant.meta:  # v6: the lean kernel's block (its launcher reads the same key)
+            d["LEAN_BLOCK"] = variant.meta_int("lean_block")
         return d
 
     def launch(self, kernel, variant, case, inputs, outputs):
         x, bias, y = inputs["x"], inputs["bias"], outputs["y"]
+        check_shapes(x, bias, y)
         rows, cols = x.shape
         if rows == 0 or cols == 0:
             return
-        if bias.shape != (cols,) or y.shape != x.shape:
-            raise ValueError(f"gelu_bias: x {tuple(x.shape)} needs bias ({cols},) and y {tuple(x.shape)}; got "
-                             f"bias {tuple(bias.shape)} and y {tuple(y.shape)}")
         block = variant.meta_int("block", 256)
         layout = variant.meta.get("layout", "rows")
         if layout == "rows":
@@ -155,6 +156,14 @@ class GeluBias(OpSpec):
             want_y = max(want_y, math.ceil(rows / (by * variant.meta_int("rows_per_thread"))))
         grid_y = max(1, min(math.ceil(rows / by), want_y, MAX_GRID_Y))
         kernel(x, bias, y, rows, cols, grid=(grid_x, grid_y), block=(bx, by))
+
+
+def check_shapes(x, bias, y) -> None:
+    """x [M, N], bias [N], y [M, N], or a ValueError that names the mismatch."""
+    cols = x.shape[-1] if x.dim() else 0
+    if x.dim() != 2 or tuple(bias.shape) != (cols,) or tuple(y.shape) != tuple(x.shape):
+        raise ValueError(f"gelu_bias: x [M, N] needs bias [N] and y [M, N]; got x {tuple(x.shape)}, "
+                         f"bias {tuple(bias.shape)} and y {tuple(y.shape)}")
 
 
 def grid_mode(variant, dtype: str) -> str:
