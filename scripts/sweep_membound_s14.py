@@ -29,7 +29,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     ln16:      (session 16) layernorm bf16 32768 x 8192: v5_l2_two_pass at 128-512 threads and 1024-2048
                threads an SM (rmsnorm v4's bf16 geometry) against v4_pinned_onebar and torch.compile.
     lean17:    (session 17) gelu_bias 256 x 1024 bf16 and fp32 in graph mode (the small-shape 1.1x target):
-               v6_lean_small's lean kernel at `@lean_block` 64 / 128 / 256 against v5_short_fit, v3_early_load
+               v6_lean_small's lean kernel at `@lean_block` 64 / 128 / 256 (and 8-byte vectors, `@lean_vec_bytes 8`,
+               at 128 / 256) against v5_short_fit, v3_early_load
                and torch.compile, v5 and v6 twice; and 4096 x 8192 bf16 (graph), where v6 must equal v5.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
@@ -177,15 +178,17 @@ def lean17_sweeps(selected):
         return []
     v5, v6 = "v5_short_fit", "v6_lean_small"
 
-    def lean(block):
-        return Candidate(f"{v6} lean_block={block}", "new", v6, meta={"lean_block": str(block)})
+    def lean(block, vec_bytes=16):
+        label = f"{v6} lean_block={block}" + (f" lean_vec_bytes={vec_bytes}" if vec_bytes != 16 else "")
+        return Candidate(label, "new", v6, meta={"lean_block": str(block), "lean_vec_bytes": str(vec_bytes)})
     out = []
     for dt in ("bfloat16", "float32"):
         small = Case((256, 1024), dt)
         out.append(Sweep("gelu_bias", small, "graph", small, [
             Candidate("torch.compile", "peer"), Candidate(v5, "existing", v5),
             Candidate("v3_early_load", "existing", "v3_early_load"), Candidate(v6, "new", v6),
-            lean(64), lean(256), Candidate(f"{v5} again", "existing", v5), Candidate(f"{v6} again", "new", v6),
+            lean(64), lean(256), lean(128, 8), lean(256, 8), Candidate(f"{v5} again", "existing", v5),
+            Candidate(f"{v6} again", "new", v6),
             Candidate("torch.compile again", "peer")]))
     mid = Case((4096, 8192), "bfloat16")  # past one wave: v6 runs v5's kernel and grid
     out.append(Sweep("gelu_bias", mid, "graph", mid, [

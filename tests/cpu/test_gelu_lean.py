@@ -4,6 +4,7 @@ is for: 16-byte loads issued a dozen instructions in, one load and one store, no
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -15,7 +16,7 @@ import torch
 
 import kernelab.gpu
 from kernelab.analysis.sass import run_cuobjdump
-from kernelab.gpu import compile_file, toolchain
+from kernelab.gpu import compile_file, parse_signatures, toolchain
 from kernelab.ops import Case, discover
 
 from ._launch_recorder import record_launches
@@ -38,11 +39,12 @@ def _record(v, case):
     return name, args, kw
 
 
-def test_lean_block_comes_from_the_header():
+def test_lean_geometry_comes_from_the_header():
     assert V6.meta_int("lean_block") == 128 and OP.defines(V6)["LEAN_BLOCK"] == 128
+    assert V6.meta_int("lean_vec_bytes") == 16 and OP.defines(V6)["LEAN_VEC_BYTES"] == 16
     assert "LEAN_BLOCK" not in OP.defines(V5)
     # v5's geometry (op.launch reads it) for every tensor the lean kernel does not take
-    assert {k: v for k, v in V6.meta.items() if k != "lean_block"} == V5.meta
+    assert {k: v for k, v in V6.meta.items() if not k.startswith("lean_")} == V5.meta
 
 
 def test_lean_grid_conditions():
@@ -61,6 +63,11 @@ def test_lean_grid_conditions():
     assert lean_grid(70000, 128, 2, ok, 128, 10**9) is None  # grid.y past 65535
     assert lean_grid(256, 1024, 2, ok, 64, WAVE) == (2, 256)  # `@lean_block 64`: two blocks a row
     assert lean_grid(64, 512, 2, ok, 256, WAVE) is None  # 64 vectors in a 256-thread block
+    assert lean_grid(256, 1024, 2, (0, 8, 4096), 128, WAVE, vec_bytes=8) == (2, 256)  # 8-byte vectors: 8-aligned
+    assert lean_grid(256, 1020, 2, ok, 128, WAVE, vec_bytes=8) == (2, 256)  # 255 vectors of 4 bf16
+    assert lean_grid(256, 1024, 2, (0, 4, 4096), 128, WAVE, vec_bytes=8) is None
+    assert lean_grid(1056, 1024, 2, ok, 128, WAVE, vec_bytes=8) == (2, 1056)  # one wave, twice the threads
+    assert lean_grid(1057, 1024, 2, ok, 128, WAVE, vec_bytes=8) is None
 
 
 @pytest.mark.parametrize("dtype,sfx,vec", [("bfloat16", "bf16", 8), ("float32", "f32", 4)])
@@ -114,4 +121,36 @@ def test_lean17_sweep_dry_run_replays_every_candidate():
     r = subprocess.run([sys.executable, str(root / "scripts" / "sweep_membound_s14.py"), "--ops", "gelu_bias",
                         "--dry-run"], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0 and "0 problem(s)" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
-    assert r.stdout.count("v6_lean_small") == 9  # 4 candidates at each small shape, 1 at 4096 x 8192
+    assert r.stdout.count("v6_lean_small") == 13  # 6 candidates at each small shape, 1 at 4096 x 8192
+    assert r.stdout.count("lean_vec_bytes=8") == 4
+
+
+V6_8 = dataclasses.replace(V6, meta={**V6.meta, "lean_vec_bytes": "8"})
+
+
+def test_eight_byte_vectors_launch_and_sign_as_uint2(h200):
+    name, args, kw = _record(V6_8, Case((256, 1024), "bfloat16"))
+    assert name == "gelu_bias_lean_bf16" and kw == {"grid": (2, 256), "block": 128} and args[3] == 256
+    sigs = parse_signatures(V6.path.read_text(), OP.defines(V6_8), [V6.path.parent])
+    assert [p.base for p in sigs["gelu_bias_lean_bf16"]][:3] == ["uint2"] * 3
+    assert [p.base for p in parse_signatures(V6.path.read_text(), OP.defines(V6), [V6.path.parent])
+            ["gelu_bias_lean_f32"]][:3] == ["uint4"] * 3
+    assert "gelu_bias_bf16" in sigs  # v5's kernel, from the included file
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None,
+                    reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_eight_byte_vectors_do_half_the_math():
+    """The upper half of the widened vector is never stored, so NVVM drops its math: half the MUFU
+    (rcp, ex2) of the 16-byte kernel, 8-byte loads and store, still no branch."""
+    m16 = compile_file(V6.path, arch="sm_90", defines=OP.defines(V6))
+    m8 = compile_file(V6.path, arch="sm_90", defines=OP.defines(V6_8))
+    for sfx, elems in (("bf16", 8), ("f32", 4)):
+        ins16, ins8 = _sass(m16.cubin, f"gelu_bias_lean_{sfx}"), _sass(m8.cubin, f"gelu_bias_lean_{sfx}")
+        mufu16, mufu8 = sum("MUFU" in l for l in ins16), sum("MUFU" in l for l in ins8)
+        assert mufu16 == 2 * elems and mufu8 == elems, (sfx, mufu16, mufu8)
+        loads = [l for l in ins8 if "LDG" in l]
+        assert len(loads) == 2 and all("LDG.E.64" in l for l in loads), loads
+        assert [l for l in ins8 if "STG" in l][0].split()[1].startswith("STG.E.64")
+        body = ins8[:next(n for n, l in enumerate(ins8) if "STG" in l)]
+        assert not any(re.search(r"\bBRA\b|\bBSSY\b", l) for l in body), sfx

@@ -117,12 +117,14 @@ class GeluBias(OpSpec):
     #                       tight = exactly ceil(rows / (by x R)) rows of blocks, even for a small tensor
     #                       (fewer blocks with R rows a thread: torch.compile's shape at 256 x 1024).
     #   @lean_block N       v6: threads a block of its lean kernel (small aligned tensors, v6_lean_small.py)
+    #   @lean_vec_bytes B   v6: bytes a thread of the lean kernel (16 or 8)
     def defines(self, variant):
         d = {"BLOCK": variant.meta_int("block", 256)}
         if "rows_per_thread" in variant.meta:
             d["ROWS"] = variant.meta_int("rows_per_thread")
-        if "lean_block" in variant.meta:  # v6: the lean kernel's block (its launcher reads the same key)
+        if "lean_block" in variant.meta:  # v6: the lean kernel's block and vector (its launcher reads the same keys)
             d["LEAN_BLOCK"] = variant.meta_int("lean_block")
+            d["LEAN_VEC_BYTES"] = variant.meta_int("lean_vec_bytes", 16)
         return d
 
     def launch(self, kernel, variant, case, inputs, outputs):

@@ -29,14 +29,22 @@
 // Predicted: 256 x 1024 bf16 (graph): 1.60-1.68 us (v5 1.742, torch.compile 1.582), i.e.
 //   1.01-1.06x torch.compile's time, inside the 1.1x target; fp32 256 x 1024 1.62-1.70 us (v5
 //   1.774, v3 1.756). Large tensors: v5's figures exactly (same kernels, same launch).
+//   `@lean_vec_bytes 8` (a sweep knob): twice the threads (512 blocks of 128 at 256 x 1024 bf16, ~4
+//   an SM), each with half the math (8 MUFU, not 16), so the SMs' schedulers have twice the warps to
+//   hide a chain behind; it costs twice the loads and address math. If the 16-byte kernel's time is
+//   the launch and the loads, 8 bytes ties it; if the math chain counts (~0.14 us an SM of issue at 8
+//   warps), 8 bytes gains up to ~0.05 us.
 // Measured: BENCHMARKS.md, gelu_bias rows, once a GPU run has timed it: session 17, which wrote v6,
 //   had no GPU, so the prediction above is untested (the head-to-head stage pairs v6 with
 //   torch.compile at 256 x 1024 in the next full run).
 //
 // Knobs (#ifndef macros): LEAN_BLOCK (threads a block of the lean kernel, from `@lean_block`: 128,
-//   Triton's 4 warps for this shape), plus v5's (BLOCK, ROWS, MIN_BLOCKS, PREFETCH, INDEX32_LIMIT).
+//   Triton's 4 warps for this shape), LEAN_VEC_BYTES (`@lean_vec_bytes`: 16, or 8: half the elements
+//   a thread, twice the threads, so each thread's chain of GELU math is half as long; the sweep
+//   tries it), plus v5's (BLOCK, ROWS, MIN_BLOCKS, PREFETCH, INDEX32_LIMIT).
 //
 // @lean_block 128
+// @lean_vec_bytes 16
 // @block 128
 // @layout groups
 // @grid oneshot
@@ -47,31 +55,53 @@
 #ifndef LEAN_BLOCK
 #define LEAN_BLOCK 128
 #endif
+#ifndef LEAN_VEC_BYTES
+#define LEAN_VEC_BYTES 16
+#endif
+#if LEAN_VEC_BYTES == 16
+#define LEAN_VEC uint4
+#elif LEAN_VEC_BYTES == 8
+#define LEAN_VEC uint2
+#else
+#error "LEAN_VEC_BYTES (`@lean_vec_bytes`) must be 16 or 8"
+#endif
+
+__device__ __forceinline__ uint2 ldg_nc(const uint2* p) {  // v5's ldg_nc, 8 bytes
+  uint2 r;
+  asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint4 widen(uint4 v) { return v; }
+__device__ __forceinline__ uint4 widen(uint2 v) { return make_uint4(v.x, v.y, 0u, 0u); }
+__device__ __forceinline__ void narrow(uint4 v, uint4& out) { out = v; }
+__device__ __forceinline__ void narrow(uint4 v, uint2& out) { out = make_uint2(v.x, v.y); }
 
 // One vector a thread. x's load is issued first, bias's next (both before either is used: v3's
-// lesson); ldg_nc is v5's asm volatile ld.global.nc, so NVVM keeps that order.
+// lesson); ldg_nc is v5's asm volatile ld.global.nc, so NVVM keeps that order. An 8-byte vector
+// goes through the 16-byte math with its upper half zero: that half's results are never stored,
+// so NVVM drops their math (the CPU test counts half the MUFU ops).
 template <typename T>
-__device__ __forceinline__ void gelu_bias_lean(const uint4* __restrict__ x, const uint4* __restrict__ bias,
-                                               uint4* __restrict__ y, unsigned chunks) {
+__device__ __forceinline__ void gelu_bias_lean(const LEAN_VEC* __restrict__ x, const LEAN_VEC* __restrict__ bias,
+                                               LEAN_VEC* __restrict__ y, unsigned chunks) {
   constexpr unsigned V = 16 / sizeof(T);
   const unsigned c = blockIdx.x * LEAN_BLOCK + threadIdx.x;
   if (c >= chunks) return;  // the row's last block may overhang; no barrier in this kernel
   const unsigned i = blockIdx.y * chunks + c;  // < 2^32: the launcher's condition
-  const uint4 xr = ldg_nc(x + i);
-  const uint4 br = ldg_nc(bias + c);
+  const LEAN_VEC xr = ldg_nc(x + i);
+  const LEAN_VEC br = ldg_nc(bias + c);
   float b[V];
-  unpack<T>(br, b);
-  y[i] = gelu_bias16_for<T>(xr, b);
+  unpack<T>(widen(br), b);
+  narrow(gelu_bias16_for<T>(widen(xr), b), y[i]);
 }
 
-extern "C" __global__ void __launch_bounds__(LEAN_BLOCK) gelu_bias_lean_bf16(const uint4* __restrict__ x,
-                                                                            const uint4* __restrict__ bias,
-                                                                            uint4* __restrict__ y, unsigned chunks) {
+extern "C" __global__ void __launch_bounds__(LEAN_BLOCK) gelu_bias_lean_bf16(const LEAN_VEC* __restrict__ x,
+                                                                            const LEAN_VEC* __restrict__ bias,
+                                                                            LEAN_VEC* __restrict__ y, unsigned chunks) {
   gelu_bias_lean<__nv_bfloat16>(x, bias, y, chunks);
 }
 
-extern "C" __global__ void __launch_bounds__(LEAN_BLOCK) gelu_bias_lean_f32(const uint4* __restrict__ x,
-                                                                           const uint4* __restrict__ bias,
-                                                                           uint4* __restrict__ y, unsigned chunks) {
+extern "C" __global__ void __launch_bounds__(LEAN_BLOCK) gelu_bias_lean_f32(const LEAN_VEC* __restrict__ x,
+                                                                           const LEAN_VEC* __restrict__ bias,
+                                                                           LEAN_VEC* __restrict__ y, unsigned chunks) {
   gelu_bias_lean<float>(x, bias, y, chunks);
 }
