@@ -13,7 +13,6 @@ signature (see params.py). A device fault surfaces at the next synchronisation; 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .compiler import CompiledModule, compile_file, compile_source
