@@ -304,7 +304,7 @@ def test_every_planned_kernel_exists_in_its_variant():
     widths = sorted({c.shape[1] for c in SOFTMAX.test_cases()} | {8193, 16385, 300000})
     for op in MINE:
         for v in op.variants():
-            sigs = parse_signatures(v.path.read_text())
+            sigs = parse_signatures(v.path.read_text(), op.defines(v), [v.path.parent])
             for n in widths:
                 for cc in ((8, 0), (9, 0)):
                     if v.min_arch and cc < Arch.parse(v.min_arch).cc:

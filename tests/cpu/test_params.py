@@ -151,18 +151,28 @@ def test_included_text_honours_defines_and_if_blocks(tmp_path):
     assert {"strategy_entry", "softmax_f32"} <= set(parse_signatures((tmp_path / "strategy.cu").read_text()))
 
 
-def test_softmax_v4_dispatch_reads_the_same_instances_through_its_includes():
-    """v4_dispatch includes v0-v13 with SOFTMAX_NO_ENTRY_POINTS: following the includes adds no entry point,
-    so its own instances (the only ones in its cubin: 152 on sm_90, checked against cuobjdump when this
-    was written) are what the launcher sees, with v4's parameters, not an included file's."""
+def test_softmax_modules_read_each_entry_point_once_through_their_includes():
+    """v4_dispatch includes v0-v13 with SOFTMAX_NO_ENTRY_POINTS (v14-v16 include v12 / v13 so), whose own
+    entry points are #ifndef it, and takes the strategies' instance lists from the *_instances.cuh headers
+    the strategies include: read through the includes, each entry point is defined once (an included
+    strategy's own softmax_f32 would be a second one), and the names are the cubin's (sm_90: 152 for v4,
+    checked against cuobjdump when this was written), with v4's parameters, not an included file's."""
+    import re
+
+    from kernelab.gpu.preprocess import preprocess
     from kernelab.ops import discover
 
     op = discover()["softmax"]
-    for v in op.variants():
-        if v.path.name in ("v4_dispatch.cu", "v14_split_grid.cu", "v15_any_cluster.cu", "v16_half_blocks.cu"):
-            alone = parse_signatures(v.path.read_text(), op.defines(v))
-            followed = parse_signatures(v.path.read_text(), op.defines(v), [v.path.parent])
-            assert followed == alone, v.path.name
+    counts = {"v4_dispatch": 152, "v14_split_grid": 24, "v15_any_cluster": 18, "v16_half_blocks": 18}
+    for name, count in counts.items():
+        v = op.variant(name)
+        text = preprocess(v.path.read_text(), op.defines(v), [v.path.parent]).text
+        defined = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(", text)
+        assert len(defined) == len(set(defined)) == count, (name, len(defined), len(set(defined)))
+        assert set(parse_signatures(v.path.read_text(), op.defines(v), [v.path.parent])) == set(defined), name
+    v4 = op.variant("v4_dispatch")
+    sigs = parse_signatures(v4.path.read_text(), op.defines(v4), [v4.path.parent])
+    assert [p.name for p in sigs["softmax_f32"]] == ["x", "y", "M", "N"]  # v2's kernel; v12's takes `work` too
 
 
 @pytest.mark.parametrize("cond, kept", [

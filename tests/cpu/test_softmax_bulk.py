@@ -149,7 +149,7 @@ def test_v10_knobs_become_macros():
 def test_v10_v12_every_instance_compiles_without_spills(name, arch):
     v = OP.variant(name)
     m = compile_variant(OP, v, arch=arch)
-    declared = set(parse_signatures(v.path.read_text()))
+    declared = set(parse_signatures(v.path.read_text(), OP.defines(v), [v.path.parent]))
     assert declared == set(m.resources) and len(declared) == 2 * 5 + 2
     cc = (int(arch[3:-1]), int(arch[-1]))
     for n in (2049, 32769, 65537, 131072, 262144):

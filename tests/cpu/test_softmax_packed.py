@@ -101,7 +101,7 @@ class _Fake:
     """A loaded module's stand-in: launches are checked against the parsed C signatures."""
 
     def __init__(self, defines):
-        self.signatures = parse_signatures(V6.path.read_text(), defines)
+        self.signatures = parse_signatures(V6.path.read_text(), defines, [V6.path.parent])
         self.calls = []
         self.module = self
         self.compiled = type("C", (), {"arch": "sm_90"})()
@@ -144,7 +144,7 @@ def test_launch_takes_the_full_kernel_only_for_exact_aligned_rows(dtype):
 
 
 def test_every_instance_a_plan_names_exists_with_its_full_kernel():
-    sigs = parse_signatures(V6.path.read_text(), OP.defines(V6))
+    sigs = parse_signatures(V6.path.read_text(), OP.defines(V6), [V6.path.parent])
     names = set()
     for dt in OP.dtypes:
         for n in sorted({c.shape[1] for c in OP.test_cases()} | {256, 512, 2048, 4096, 16384, 32768}):

@@ -162,7 +162,7 @@ def test_v4_holds_v5_instances_for_its_arch_without_spills(arch):
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
 def test_v5_compiles_every_instance_without_spills(arch):
     m = compile_variant(OP, V5, arch=arch)
-    declared = set(parse_signatures(V5.path.read_text()))
+    declared = set(parse_signatures(V5.path.read_text(), OP.defines(V5), [V5.path.parent]))
     assert declared == set(m.resources), sorted(declared ^ set(m.resources))
     assert len(declared) == 2 * (3 + 4 + 8 + 3 + 4) + 2  # warps, blocks, clusters, E = 64 blocks/clusters + contract
     import dataclasses
