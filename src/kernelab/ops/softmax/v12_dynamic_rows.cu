@@ -54,31 +54,10 @@
 // @access_bytes 16
 #include "staged_rows.cuh"  // v10's row loop, here dynamic_rows; the SB_* knobs
 
-// Instances: a cluster of C = 1, 2, 4, 8, 16 blocks of SB_THREADS threads per row (v4_dispatch
-// routes bf16 rows of 32769-262144 and fp32 rows of 65537-262144 here). Launch with
-// cluster=C, the dynamic shared memory op.py's bulk_plan gives and `work`: two unsigned (rows taken,
-// clusters finished), zero before the launch; the kernel leaves them zero.
-#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file and declares the instances itself
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 8>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch (and v14) include this file for dynamic_rows alone
+// Instances: a cluster of C = 1, 2, 4, 8, 16 blocks of SB_THREADS threads per row; the list, and how
+// to launch them, is shared with v4_dispatch (its "dynamic" and "wide" entries: op.py wide_plan).
+#include "dynamic_rows_instances.cuh"
 
 // The names the op contract looks up: the widest instance (launch it as softmax_dy_c16_*).
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)

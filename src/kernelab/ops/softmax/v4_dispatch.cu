@@ -300,26 +300,7 @@ softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y,
 // block's share of the next rows staged in shared memory (launch: cluster=C, the ring as dynamic
 // shared memory, op.py's dynamic_work counters), read once into registers, rows from a counter.
 #if __CUDA_ARCH__ >= 900
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 8>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
+#include "dynamic_rows_instances.cuh"  // softmax_dy_c{1,2,4,8,16}_*, v12's own list
 // DISPATCH_SM90 entries "dynamic_e32" (fp32 rows of 65537-131072): clusters of 16 whose threads hold
 // 32 values (32 KiB shares, 64 KiB rings, two or more blocks an SM). The bf16 twin is there so any
 // entry can be flipped to any strategy (tests/cpu/test_softmax_persistent.py).
