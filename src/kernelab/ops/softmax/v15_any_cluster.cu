@@ -36,41 +36,9 @@
 #include "v13_packed_regs.cu"
 #undef SOFTMAX_NO_ENTRY_POINTS
 
-// Instances: a cluster of C = 1-8 blocks of 1024 threads per row, one block an SM. Launch with
-// cluster=C, the dynamic shared memory op.py's any_cluster_plan gives (one stage) and `work`: two
-// unsigned (rows taken, clusters finished), zero before the launch; the kernel leaves them zero.
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 3>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 5>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 6>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 7>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 3>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 5>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 6>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+// Instances: a cluster of C = 1-8 blocks of 1024 threads per row, one block an SM; the list, and how
+// to launch them, is shared with v4_dispatch.
+#include "any_cluster_instances.cuh"
 
 // The names the op contract looks up: the widest instance (launch it as softmax_ac_c8_*).
 extern "C" __global__ void __launch_bounds__(1024, 1)

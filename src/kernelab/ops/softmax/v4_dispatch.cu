@@ -312,74 +312,12 @@ softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __re
 // v13's kernel (1024-thread blocks, one an SM, each thread holding 8 raw 16-byte vectors; one stage of
 // dynamic shared memory, op.py's dynamic_work counters) in clusters of the fewest blocks, 1-8, that hold
 // a row. All C and both dtypes, so any entry can be flipped.
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 3>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 5>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 6>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 7>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 3>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 5>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 6>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_ac_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
+#include "any_cluster_instances.cuh"  // softmax_ac_c{1..8}_*, v15's own list
 
 // The "wide" entry's part-stage widths (op.py wide_plan, and `@dispatch_only half_blocks`): v16_half_blocks,
 // v13's kernel in 512-thread blocks, two an SM, in clusters of the fewest blocks (1-8) that hold a row
 // (bf16 to 262144, fp32 to 131072; wider fp32 rows take the v15 instances above).
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 1, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 2, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c3_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 3, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 4, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c5_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 5, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c6_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 6, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c7_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 7, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<float, 8, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c3_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 3, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c5_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 5, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c6_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 6, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c7_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 7, false, 512>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_hb_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, false, 512>(x, y, M, N, work); }
+#include "half_blocks_instances.cuh"  // softmax_hb_c{1..8}_*, v16's own list
 
 // v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
 // caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
