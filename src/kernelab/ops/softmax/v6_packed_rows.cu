@@ -456,85 +456,8 @@ __host__ __device__ constexpr int min_blocks(int threads, int sm_threads) {
 // bf16's 32-element 1024-thread instance (rows of 16385-32768 when PK_BLOCK_ELEMS < 32; v4 has it too)
 #define PK_MB_T1024_E32_BF16 softmax::pk::min_blocks(1024, PK_BLOCK_BF16_SM)
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// Warp rows of up to 256 / 512 / 1024 elements (the plan takes the narrowest that holds N);
-// `_full`: rows of exactly that width, 16-byte aligned (op.py picks it at launch).
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W256_F32)
-softmax_pk_warp_c256_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::warp_rows<float, 256, false>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W512_F32)
-softmax_pk_warp_c512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::warp_rows<float, 512, false>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W1024_F32)
-softmax_pk_warp_c1024_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::warp_rows<float, 1024, false>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W256_BF16)
-softmax_pk_warp_c256_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::warp_rows<__nv_bfloat16, 256, false>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W512_BF16)
-softmax_pk_warp_c512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::warp_rows<__nv_bfloat16, 512, false>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W1024_BF16)
-softmax_pk_warp_c1024_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::warp_rows<__nv_bfloat16, 1024, false>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W256_F32)
-softmax_pk_warp_c256_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::warp_rows<float, 256, true>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W512_F32)
-softmax_pk_warp_c512_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::warp_rows<float, 512, true>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W1024_F32)
-softmax_pk_warp_c1024_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::warp_rows<float, 1024, true>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W256_FULL_BF16)
-softmax_pk_warp_c256_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::warp_rows<__nv_bfloat16, 256, true>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W512_FULL_BF16)
-softmax_pk_warp_c512_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::warp_rows<__nv_bfloat16, 512, true>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W1024_FULL_BF16)
-softmax_pk_warp_c1024_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::warp_rows<__nv_bfloat16, 1024, true>(x, y, M, N); }
-
-// Block rows of up to THREADS x PK_BLOCK_ELEMS (fp32: PK_BLOCK_ELEMS_F32) elements, one row a
-// block; `_full` as above.
-extern "C" __global__ void __launch_bounds__(64, PK_MB_T64_F32)
-softmax_pk_block_t64_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 64, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, PK_MB_T128_F32)
-softmax_pk_block_t128_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 128, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, PK_MB_T256_F32)
-softmax_pk_block_t256_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 256, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, PK_MB_T512_F32)
-softmax_pk_block_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 512, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_F32)
-softmax_pk_block_t1024_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 1024, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(64, PK_MB_T64_BF16)
-softmax_pk_block_t64_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 64, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, PK_MB_T128_BF16)
-softmax_pk_block_t128_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 128, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, PK_MB_T256_BF16)
-softmax_pk_block_t256_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 256, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, PK_MB_T512_BF16)
-softmax_pk_block_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 512, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_BF16)
-softmax_pk_block_t1024_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, false>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(64, PK_MB_T64_F32)
-softmax_pk_block_t64_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 64, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, PK_MB_T128_F32)
-softmax_pk_block_t128_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 128, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, PK_MB_T256_F32)
-softmax_pk_block_t256_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 256, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, PK_MB_T512_F32)
-softmax_pk_block_t512_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 512, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_F32)
-softmax_pk_block_t1024_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pk::block_row<float, 1024, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(64, PK_MB_T64_BF16)
-softmax_pk_block_t64_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 64, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, PK_MB_T128_BF16)
-softmax_pk_block_t128_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 128, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, PK_MB_T256_BF16)
-softmax_pk_block_t256_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 256, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, PK_MB_T512_BF16)
-softmax_pk_block_t512_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 512, true>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_BF16)
-softmax_pk_block_t1024_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, true>(x, y, N); }
-
-#if PK_BLOCK_ELEMS < 32
-// bf16 rows past 1024 x PK_BLOCK_ELEMS (16385-32768 at 16): 1024 threads x 32 elements, the same
-// instance as the 32-element default before session 5 (8192 x 32768: 257.4 us, 0.97x a copy).
-extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
-softmax_pk_block_t1024_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, false, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, PK_MB_T1024_E32_BF16)
-softmax_pk_block_t1024_e32_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pk::block_row<__nv_bfloat16, 1024, true, 32>(x, y, N); }
-#endif
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file for its code alone
+#include "packed_rows_instances.cuh"  // warp and block rows, general and `_full`; shared with v4_dispatch
 
 // The names the op contract looks up: the widest warp instance (any row of up to 1024).
 extern "C" __global__ void __launch_bounds__(PK_WARP_THREADS, PK_MB_W1024_F32)
