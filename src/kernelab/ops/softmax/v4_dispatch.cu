@@ -128,89 +128,9 @@ softmax_cluster_t1024_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16
 #endif
 
 // v5: persistent warps and blocks (any arch), clusters (sm_90+): the instances op.py's
-// persistent_plan picks (without a `@threads` knob), for DISPATCH_SM90 entries "persistent".
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pw_e32_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 32>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pw_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 32>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(64, 8)
-softmax_pc_t64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 64, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, 4)
-softmax_pc_t128_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 128, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(64, PC1_BF16_MIN_BLOCKS_T64)
-softmax_pc_t64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 64, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, PC1_BF16_MIN_BLOCKS_T128)
-softmax_pc_t128_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 128, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, PC1_BF16_MIN_BLOCKS_T256)
-softmax_pc_t256_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, PC1_BF16_MIN_BLOCKS_T512)
-softmax_pc_t512_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 1>(x, y, M, N); }
-#if __CUDA_ARCH__ >= 900
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 16>(x, y, M, N); }
-#endif
-
-// v5 with 64 elements per thread (DISPATCH_PERSISTENT_ELEMS = 64 takes these).
-extern "C" __global__ void __launch_bounds__(64, 4)
-softmax_pc_t64_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 64, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, 2)
-softmax_pc_t128_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 128, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(64, PC1E64_BF16_MIN_BLOCKS_T64)
-softmax_pc_t64_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 64, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, PC1E64_BF16_MIN_BLOCKS_T128)
-softmax_pc_t128_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 128, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, PC1E64_BF16_MIN_BLOCKS_T256)
-softmax_pc_t256_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 1>(x, y, M, N); }
-#if __CUDA_ARCH__ >= 900
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 16>(x, y, M, N); }
-#endif
+// persistent_plan picks (without a `@threads` knob), for DISPATCH_SM90 entries "persistent",
+// 32 or 64 elements a thread (DISPATCH_PERSISTENT_ELEMS).
+#include "persistent_instances.cuh"  // v5's own list, less the `@threads` knob's other clusters
 
 // v6_packed_rows's instances (its entry points: v6's own list).
 #include "packed_rows_instances.cuh"

@@ -204,8 +204,9 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ x, T* __restr
 }  // namespace pers
 }  // namespace softmax
 
-// Entry points (v4_dispatch includes this file with SOFTMAX_NO_ENTRY_POINTS and declares the
-// ones it routes to). Registers, from ptxas (sm_90, NVRTC 13): a thread carries 32 fp32 values
+// Entry points: persistent_instances.cuh, which v4_dispatch includes too (without the clusters only
+// the `@threads` knob takes; it includes this file with SOFTMAX_NO_ENTRY_POINTS, for the code alone).
+// Registers, from ptxas (sm_90, NVRTC 13): a thread carries 32 fp32 values
 // of its row plus the next row's raw words (16 bf16, 32 fp32) and ~20 of addresses and loop
 // state; unconstrained that is 83 (bf16 block), 95 (bf16 cluster), 127 (fp32). So:
 //   bf16 C = 1 blocks: 768 threads/SM, 80 registers (48 KiB of next rows in flight);
@@ -232,107 +233,10 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ x, T* __restr
 #define PC1E64_BF16_MIN_BLOCKS_T256 2
 #endif
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// Warps: rows of up to 32 x E elements (256, 512, 1024); single blocks (C = 1): THREADS x 32.
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pw_e32_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::warp_rows<float, 32>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_pw_e16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pw_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::warp_rows<__nv_bfloat16, 32>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(64, 8)
-softmax_pc_t64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 64, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, 4)
-softmax_pc_t128_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 128, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(64, PC1_BF16_MIN_BLOCKS_T64)
-softmax_pc_t64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 64, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, PC1_BF16_MIN_BLOCKS_T128)
-softmax_pc_t128_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 128, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, PC1_BF16_MIN_BLOCKS_T256)
-softmax_pc_t256_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, PC1_BF16_MIN_BLOCKS_T512)
-softmax_pc_t512_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 1>(x, y, M, N); }
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file for its code alone
+#define PERSISTENT_ALL_CLUSTERS  // every (threads, C) pair, for the `@threads` knob
+#include "persistent_instances.cuh"
 
-// Clusters: capacity THREADS x C x 32 elements, 16384 .. 262144. C = 16 is non-portable.
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 32, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 3)
-softmax_pc_t256_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 32, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 1)
-softmax_pc_t512_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 512, 32, 16>(x, y, M, N); }
-
-#endif
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// E = 64 (the `@elems 64` knob): half the threads per row, twice the loads in flight per thread;
-// bf16 at 512 threads per SM (<= 128 registers: 64 values + 32 raw words), fp32 at 256 (<= 255).
-// Blocks hold 4096 .. 16384, clusters of 256-thread blocks 32768 .. 262144.
-extern "C" __global__ void __launch_bounds__(64, 4)
-softmax_pc_t64_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 64, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, 2)
-softmax_pc_t128_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 128, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(64, PC1E64_BF16_MIN_BLOCKS_T64)
-softmax_pc_t64_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 64, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(128, PC1E64_BF16_MIN_BLOCKS_T128)
-softmax_pc_t128_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 128, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, PC1E64_BF16_MIN_BLOCKS_T256)
-softmax_pc_t256_e64_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 1>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-softmax_pc_t256_e64_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 256, 64, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 2)
-softmax_pc_t256_e64_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<__nv_bfloat16, 256, 64, 16>(x, y, M, N); }
-#endif
-
-#ifndef SOFTMAX_NO_ENTRY_POINTS
 // The names the op contract looks up: the widest instance (launch it with cluster=16).
 extern "C" __global__ void __launch_bounds__(512, 1)
 softmax_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::pers::cluster_rows<float, 512, 32, 16>(x, y, M, N); }
