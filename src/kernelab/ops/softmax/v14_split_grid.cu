@@ -61,57 +61,10 @@
 #include "v2_online.cu"         // online_row_at: the "online" side grid's row
 #include "counter_rows.cuh"     // online_counter_rows: v2's rows taken from the counter
 
-// Entry points, written out (kernelab reads kernel signatures from this file's text, not macros).
-// Main grid: v12's instances (E fp32 values a thread, clusters of C); `clusters` is both grids' total.
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<float, 1, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<float, 2, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<float, 4, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<float, 8, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<float, 16, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_e32_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<float, 16, 32>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 1, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 2, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 4, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 8, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, 32>(x, y, M, N, work, clusters); }
-
-// Side grid: v13's instances (clusters of C blocks of 1024 threads), taking rows while below `stop`.
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<float, 1, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<float, 2, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<float, 4, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<float, 8, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c1_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 1, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, true>(x, y, M, N, work, clusters, stop); }
-
-// "online" side grid: v2's 512-thread online rows (pass 1 kept in L2 by an evict-last policy), two
-// blocks an SM, no cluster, rows from the counter while below `stop`.
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_sg_o_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::crow::online_counter_rows<float, 512, 4>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_sg_o_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::crow::online_counter_rows<__nv_bfloat16, 512, 4>(x, y, M, N, work, clusters, stop); }
+// Entry points: split_grid_instances.cuh (shared with v4_dispatch), every C of both grids and both
+// dtypes; written out there (kernelab reads kernel signatures from the text, not macros).
+#define SPLIT_GRID_ALL_INSTANCES
+#include "split_grid_instances.cuh"
 
 // The names the op contract looks up: the widest main instance (launch through op.py, which adds the side grid).
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)

@@ -166,18 +166,6 @@ softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __re
 
 // v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
 // caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
-// split_grid_launch launches both. The sm_90 / sm_100 plans take main C = 8 / 16 and side C = 2 / 4;
-// sm_120 (99 KiB a block) side C = 4 / 8.
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 8, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_sg_a_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, SB_ELEMS>(x, y, M, N, work, clusters); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 2, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 4, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_sg_b_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::preg::packed_reg_rows<__nv_bfloat16, 8, true>(x, y, M, N, work, clusters, stop); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_sg_o_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work, unsigned clusters, unsigned stop) { softmax::crow::online_counter_rows<__nv_bfloat16, 512, 4>(x, y, M, N, work, clusters, stop); }
+// split_grid_launch launches both.
+#include "split_grid_instances.cuh"  // v14's list: the bf16 instances the plans take
 #endif
