@@ -43,20 +43,8 @@ __device__ __forceinline__ void warp_rows(const T* __restrict__ x, T* __restrict
 
 }  // namespace softmax
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// Capacity 32 * E elements per row; the op's launch picks the smallest E that holds N.
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e32_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 32>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 32>(x, y, M, N); }
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file for its code alone
+#include "warp_row_instances.cuh"  // E = 8, 16, 32 elements a lane; shared with v4_dispatch
 
 // The names the op contract looks up (kernel_entry + dtype): the widest instance.
 extern "C" __global__ void __launch_bounds__(256, 4)

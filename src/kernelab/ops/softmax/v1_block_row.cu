@@ -40,29 +40,8 @@ __device__ __forceinline__ void block_row(const T* __restrict__ x, T* __restrict
 
 }  // namespace softmax
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// Capacity THREADS * 32 elements; the op's launch picks the smallest block that holds N.
-// __launch_bounds__(T, 1024 / T): 1024 threads per SM, so at most 64 registers a thread.
-extern "C" __global__ void __launch_bounds__(64, 16)
-softmax_block_t64_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 64, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, 8)
-softmax_block_t128_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 128, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_block_t256_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 256, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_block_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 512, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_block_t1024_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 1024, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(64, 16)
-softmax_block_t64_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 64, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, 8)
-softmax_block_t128_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 128, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_block_t256_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 256, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_block_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 512, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_block_t1024_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 1024, 32>(x, y, N); }
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file for its code alone
+#include "block_row_instances.cuh"  // blocks of 64-1024 threads; shared with v4_dispatch
 
 // The names the op contract looks up: the widest instance.
 extern "C" __global__ void __launch_bounds__(1024, 1)

@@ -117,13 +117,8 @@ __device__ __forceinline__ void online_row(const T* __restrict__ x, T* __restric
 
 }  // namespace softmax
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// 512 threads, 2 blocks per SM (<= 64 registers): while one block waits at its barrier, the
-// other keeps loads in flight.
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_online_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::online_row<float, 512, 4>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_online_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::online_row<__nv_bfloat16, 512, 4>(x, y, N); }
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch and v14 include this file for its code alone
+#include "online_instances.cuh"  // 512 threads, 2 blocks per SM; shared with v4_dispatch
 
 // The names the op contract looks up.
 extern "C" __global__ void __launch_bounds__(512, 2)

@@ -101,28 +101,8 @@ __device__ __forceinline__ void cluster_row(const T* __restrict__ x, T* __restri
 
 }  // namespace softmax
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS
-// Capacity C * THREADS * 32 elements: 16384, 32768, 65536, 131072, 262144.
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_cluster_t512_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_cluster_t1024_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 1024, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_cluster_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_cluster_t1024_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 1024, 32, 8>(x, y, M, N); }
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file for its code alone
+#include "cluster_instances.cuh"  // clusters of 2-8 blocks of 256-1024 threads; shared with v4_dispatch
 
 // The names the op contract looks up: the widest instance (launch it with cluster=8).
 extern "C" __global__ void __launch_bounds__(1024, 1)

@@ -62,69 +62,17 @@
 #endif
 
 // v0: one warp per row, 8 rows per 256-thread block.
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e32_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::warp_rows<float, 32>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 16>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_warp_e32_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::warp_rows<__nv_bfloat16, 32>(x, y, M, N); }
+#include "warp_row_instances.cuh"
 
 // v1: one block per row.
-extern "C" __global__ void __launch_bounds__(64, 16)
-softmax_block_t64_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 64, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, 8)
-softmax_block_t128_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 128, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_block_t256_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 256, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_block_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 512, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_block_t1024_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::block_row<float, 1024, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(64, 16)
-softmax_block_t64_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 64, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(128, 8)
-softmax_block_t128_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 128, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_block_t256_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 256, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_block_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 512, 32>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_block_t1024_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::block_row<__nv_bfloat16, 1024, 32>(x, y, N); }
+#include "block_row_instances.cuh"
 
 // v2: online softmax, any width.
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_online_t512_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::online_row<float, 512, 4>(x, y, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_online_t512_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::online_row<__nv_bfloat16, 512, 4>(x, y, N); }
+#include "online_instances.cuh"
 
 // v3: clusters (sm_90+ only; on older GPUs the launch never asks for these names).
 #if __CUDA_ARCH__ >= 900
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c2_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c4_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_cluster_t512_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_cluster_t1024_c8_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::cluster_row<float, 1024, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c2_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 2>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c4_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 4>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(256, 4)
-softmax_cluster_t256_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 256, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(512, 2)
-softmax_cluster_t512_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 512, 32, 8>(x, y, M, N); }
-extern "C" __global__ void __launch_bounds__(1024, 1)
-softmax_cluster_t1024_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N) { softmax::cluster_row<__nv_bfloat16, 1024, 32, 8>(x, y, M, N); }
+#include "cluster_instances.cuh"
 #endif
 
 // v5: persistent warps and blocks (any arch), clusters (sm_90+): the instances op.py's
