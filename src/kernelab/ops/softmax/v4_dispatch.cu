@@ -1,8 +1,9 @@
 // v4_dispatch: the library softmax: picks v0, v1, v2, v5, v6, v12, v14, v15 or v16 by row width, dtype and GPU.
 //
-// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6 and v12-v14 that the op's
-//   launch chooses from; the choice is the table DISPATCH_SM90 in op.py, with the measured
-//   figures behind each entry. On sm_90+ (2026-11-30 table):
+// What changed: no new kernel. This module holds the instances of v0-v3, v5, v6, v12 and v14-v16 that the
+//   op's launch chooses from, each strategy's list from the *_instances.cuh its own module includes (v5's
+//   and v14's without those only their knobs take); the choice is the table DISPATCH_SM90 in op.py, with
+//   the measured figures behind each entry. On sm_90+ (2026-11-30 table):
 //     N <= 1024                 v0, one warp per row (E = 8/16/32 elements per lane);
 //     N <= 8192 (fp32: 4096)    v1, one block per row of 64/128/256 threads;
 //     N <= 32768                fp32 4097-12288: v2, online softmax: its re-read hits L2 (fp32
@@ -62,26 +63,26 @@
 #endif
 
 // v0: one warp per row, 8 rows per 256-thread block.
-#include "warp_row_instances.cuh"
+#include "warp_row_instances.cuh"  // softmax_warp_e{8,16,32}_*
 
 // v1: one block per row.
-#include "block_row_instances.cuh"
+#include "block_row_instances.cuh"  // softmax_block_t{64..1024}_*
 
 // v2: online softmax, any width.
-#include "online_instances.cuh"
+#include "online_instances.cuh"  // softmax_online_t512_*
 
 // v3: clusters (sm_90+ only; on older GPUs the launch never asks for these names).
 #if __CUDA_ARCH__ >= 900
-#include "cluster_instances.cuh"
+#include "cluster_instances.cuh"  // softmax_cluster_t*_c*_*
 #endif
 
 // v5: persistent warps and blocks (any arch), clusters (sm_90+): the instances op.py's
 // persistent_plan picks (without a `@threads` knob), for DISPATCH_SM90 entries "persistent",
 // 32 or 64 elements a thread (DISPATCH_PERSISTENT_ELEMS).
-#include "persistent_instances.cuh"  // v5's own list, less the `@threads` knob's other clusters
+#include "persistent_instances.cuh"  // softmax_pw_*, softmax_pc_*: v5's, less the clusters only `@threads` takes
 
-// v6_packed_rows's instances (its entry points: v6's own list).
-#include "packed_rows_instances.cuh"
+// v6_packed_rows's instances (all of v6's, built with its header's default knobs).
+#include "packed_rows_instances.cuh"  // softmax_pk_*
 
 // The names the op contract looks up: the kernel that handles any width (v2's).
 extern "C" __global__ void __launch_bounds__(512, 2)
@@ -93,7 +94,7 @@ softmax_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y,
 // block's share of the next rows staged in shared memory (launch: cluster=C, the ring as dynamic
 // shared memory, op.py's dynamic_work counters), read once into registers, rows from a counter.
 #if __CUDA_ARCH__ >= 900
-#include "dynamic_rows_instances.cuh"  // softmax_dy_c{1,2,4,8,16}_*, v12's own list
+#include "dynamic_rows_instances.cuh"  // softmax_dy_c{1,2,4,8,16}_*
 // DISPATCH_SM90 entries "dynamic_e32" (fp32 rows of 65537-131072): clusters of 16 whose threads hold
 // 32 values (32 KiB shares, 64 KiB rings, two or more blocks an SM). The bf16 twin is there so any
 // entry can be flipped to any strategy (tests/cpu/test_softmax_persistent.py).
@@ -105,15 +106,15 @@ softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __re
 // v13's kernel (1024-thread blocks, one an SM, each thread holding 8 raw 16-byte vectors; one stage of
 // dynamic shared memory, op.py's dynamic_work counters) in clusters of the fewest blocks, 1-8, that hold
 // a row. All C and both dtypes, so any entry can be flipped.
-#include "any_cluster_instances.cuh"  // softmax_ac_c{1..8}_*, v15's own list
+#include "any_cluster_instances.cuh"  // softmax_ac_c{1..8}_*
 
 // The "wide" entry's part-stage widths (op.py wide_plan, and `@dispatch_only half_blocks`): v16_half_blocks,
 // v13's kernel in 512-thread blocks, two an SM, in clusters of the fewest blocks (1-8) that hold a row
 // (bf16 to 262144, fp32 to 131072; wider fp32 rows take the v15 instances above).
-#include "half_blocks_instances.cuh"  // softmax_hb_c{1..8}_*, v16's own list
+#include "half_blocks_instances.cuh"  // softmax_hb_c{1..8}_*
 
 // v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
 // caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
 // split_grid_launch launches both.
-#include "split_grid_instances.cuh"  // v14's list: the bf16 instances the plans take
+#include "split_grid_instances.cuh"  // softmax_sg_*: only the bf16 ones v14's plans take
 #endif
