@@ -243,7 +243,9 @@ STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "r
 # (v12 with DISPATCH_BULK_E32's), "any_cluster" (v15: v13's kernel in clusters of 1-8, sm_90+), "split"
 # (v14: v12's and v13's grids, sm_90+), "wide" (one of the last four by the share and ring sizes:
 # wide_plan, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py)
-# says so; the instances every strategy can pick are compiled into v4_dispatch.cu.
+# says so; the instances every strategy can pick are compiled into v4_dispatch.cu, which includes each
+# strategy's list from the *_instances.cuh its own variant includes (persistent_instances.cuh,
+# split_grid_instances.cuh: without the instances only v5's and v14's knobs take).
 # Evidence, H200, cold L2, us (2026-11-30, full suite run; copy rate 4.27 TB/s):
 #   bf16 262144 x 1024:  v0 266.6 (torch.compile 252.6)
 #   bf16 32768 x 8192:   v1 271.9 (torch.compile 609.7)
@@ -389,9 +391,10 @@ def persistent_plan(n: int, cc: tuple[int, int], threads: int = 0, elems: int = 
                 return Plan(f"softmax_pc_t{t}_c1", t, capacity=t * rows.ELEMS_PER_THREAD, persistent=True)
     if cc < (9, 0):
         return None
-    # The instances v4_dispatch also holds, narrowest first: 256-thread blocks (3 per SM, 768 threads)
-    # in clusters of 2, 4, 8; past 65536, 512-thread blocks in clusters of 8, and 16 (non-portable)
-    # only for rows past 131072. `threads` (a sweep knob) takes the fewest blocks of that size.
+    # The instances v4_dispatch also holds (persistent_instances.cuh's first clusters), narrowest first:
+    # 256-thread blocks (3 per SM, 768 threads) in clusters of 2, 4, 8; past 65536, 512-thread blocks in
+    # clusters of 8, and 16 (non-portable) only for rows past 131072. `threads` (a sweep knob) takes the
+    # fewest blocks of that size (v5's other clusters: PERSISTENT_ALL_CLUSTERS).
     if threads:
         order = [(threads, c) for c in PERSISTENT_CLUSTERS]
     else:
@@ -1069,7 +1072,7 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return any_cluster_plan(n, cc, dtype)
     if strategy == "half_blocks":  # v16, v15 in 512-thread blocks (v4 holds its instances)
         return half_blocks_plan(n, cc, dtype)
-    if strategy == "split":  # v14's two grids (v4 holds its bf16 instances)
+    if strategy == "split":  # v14's two grids (v4 holds the bf16 instances its plans take)
         return split_main_plan(n, cc, dtype)
     if strategy == "wide":
         return wide_plan(n, cc, dtype)
