@@ -62,8 +62,8 @@
 
 // Instances: a cluster of C = 1, 2, 4, 8, 16 blocks of SB_THREADS threads per row (C = 16 is a
 // non-portable cluster size; kernelab.gpu allows it). Launch with cluster=C and the dynamic
-// shared memory op.py's bulk_plan gives (S stages x ceil(N / (V x C)) x 16 B). v4_dispatch
-// includes this file with SOFTMAX_NO_ENTRY_POINTS and declares the same instances itself.
+// shared memory op.py's bulk_plan gives (S stages x ceil(N / (V x C)) x 16 B). (v4_dispatch holds
+// none of these: it holds v12_dynamic_rows's, which keep this row loop but take rows from a counter.)
 #ifndef SOFTMAX_NO_ENTRY_POINTS
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_bk_c1_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N) { softmax::staged::staged_rows<float, 1>(x, y, M, N); }

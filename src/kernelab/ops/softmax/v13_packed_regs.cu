@@ -245,7 +245,7 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
 }  // namespace preg
 }  // namespace softmax
 
-#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch includes this file and declares the instances itself
+#ifndef SOFTMAX_NO_ENTRY_POINTS  // v4_dispatch and v14-v16 include this file for packed_reg_rows alone
 // Instances: a cluster of C = 1, 2, 4, 8 blocks of 1024 threads per row, one block an SM. Launch
 // with cluster=C, the dynamic shared memory op.py's packed_regs_plan gives (one stage) and `work`:
 // two unsigned (rows taken, clusters finished), zero before the launch; the kernel leaves them zero.
