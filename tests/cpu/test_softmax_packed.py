@@ -156,6 +156,19 @@ def test_every_instance_a_plan_names_exists_with_its_full_kernel():
     assert len(sigs) == 2 * 2 * (3 + 5) + 2 + 2
 
 
+def test_v4s_packed_entry_names_instances_v4_holds_in_both_dtypes():
+    """A v4_dispatch table entry "packed" (v6's plan) must ask for kernels v4 compiles: fp32 has no
+    32-element block instance, so the plan needs the dtype (it once asked for softmax_pk_block_t1024_e32_f32)."""
+    v4 = OP.variant("v4_dispatch")
+    sigs = set(parse_signatures(v4.path.read_text(), OP.defines(v4), [v4.path.parent]))
+    for dt in OP.dtypes:
+        for n in (256, 512, 1024, 2048, 4096, 8192, 16384, 32768):
+            p = softmax_op._by_strategy("packed", n, (9, 0), 0, 32, dt)
+            assert p == softmax_op.packed_plan(n, dtype=dt), (n, dt)
+            if p is not None:
+                assert {f"{p.name}_{DTYPES[dt]}", f"{p.name}_full_{DTYPES[dt]}"} <= sigs, (n, dt, p.name)
+
+
 # ---- the arithmetic, as a CPU model through the checker -------------------------------------------
 
 def _packed_model(inputs, outputs):

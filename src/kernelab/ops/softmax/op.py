@@ -1063,7 +1063,7 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
     if strategy == "persistent":
         return persistent_plan(n, cc, threads, elems or 32)
     if strategy == "packed":  # v6 with its default knobs (a dispatch entry needs v6's instances in v4)
-        return packed_plan(n)
+        return packed_plan(n, dtype=dtype)
     if strategy == "dynamic":  # v12 with DISPATCH_BULK's knobs (v4 holds those instances)
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK))
     if strategy == "dynamic_e32":  # v12, 32 values a thread in clusters of 16 (v4's softmax_dy_e32_c16_*)
