@@ -45,7 +45,7 @@ def test_variants_are_discovered_in_order():
                                                       "v4_grouped_order", "v5_tma_tiles",
                                                       "v6_register_blocks", "v7_ticket_tiles", "v8_lean_tiles"]
     assert [v.name for v in GELU.variants()] == ["v0_naive", "v1_vec16", "v2_fast_erfc", "v3_early_load",
-                                                 "v4_oneshot_rows", "v5_short_fit"]
+                                                 "v4_oneshot_rows", "v5_short_fit", "v6_lean_small"]
     for name in MINE:
         op = OPS[name]
         assert op.variant(op.best_variant).name == op.best_variant
@@ -706,7 +706,7 @@ def test_sass_has_the_claimed_16_byte_accesses_and_no_local_memory(arch):
             else:
                 assert m.ldg128 == 0 and m.stg128 == 0, f"{v.id} {dt} [{arch}]: 16-byte accesses but no claim"
     assert sorted(set(claims)) == ["gelu_bias/v1_vec16", "gelu_bias/v2_fast_erfc", "gelu_bias/v3_early_load",
-                                   "gelu_bias/v4_oneshot_rows", "gelu_bias/v5_short_fit",
+                                   "gelu_bias/v4_oneshot_rows", "gelu_bias/v5_short_fit", "gelu_bias/v6_lean_small",
                                    "sum/v2_vec_persistent", "sum/v3_oneshot",
                                    "sum/v4_ticket", "sum/v5_pdl_finish", "sum/v6_ticket_chunks", "transpose/v3_vec_swizzle", "transpose/v4_grouped_order",
                                    "transpose/v6_register_blocks", "transpose/v7_ticket_tiles",
