@@ -24,8 +24,9 @@
 //   loop, its 64-bit copy and the element-by-element fallback), and the aligned path jumps
 //   twice, so a cold SM fetches code from three places. torch.compile's Triton kernel is
 //   specialised on the shape and on 16-byte alignment, so it has none of this.
-//   Here the path to the loads is S2R x 3, one constant load (chunks), one IMAD, one test, one
-//   IMAD and two IMAD.WIDE.U32 (see the CPU test that counts it), and the kernel is straight code.
+//   Here (sm_90 SASS) the path to the loads is 3 S2R, the constant loads of chunks and the two
+//   pointers, one LEA, one test and exit, one IMAD and two IMAD.WIDE.U32: the second load is
+//   instruction 15 (tests/cpu/test_gelu_lean.py holds it to 16), and the kernel is straight code.
 // Predicted: 256 x 1024 bf16 (graph): 1.60-1.68 us (v5 1.742, torch.compile 1.582), i.e.
 //   1.01-1.06x torch.compile's time, inside the 1.1x target; fp32 256 x 1024 1.62-1.70 us (v5
 //   1.774, v3 1.756). Large tensors: v5's figures exactly (same kernels, same launch).
@@ -76,10 +77,10 @@ __device__ __forceinline__ uint4 widen(uint2 v) { return make_uint4(v.x, v.y, 0u
 __device__ __forceinline__ void narrow(uint4 v, uint4& out) { out = v; }
 __device__ __forceinline__ void narrow(uint4 v, uint2& out) { out = make_uint2(v.x, v.y); }
 
-// One vector a thread. x's load is issued first, bias's next (both before either is used: v3's
-// lesson); ldg_nc is v5's asm volatile ld.global.nc, so NVVM keeps that order. An 8-byte vector
-// goes through the 16-byte math with its upper half zero: that half's results are never stored,
-// so NVVM drops their math (the CPU test counts half the MUFU ops).
+// One vector a thread. Both loads are issued before either is used (v3's lesson; ldg_nc is v5's asm
+// volatile ld.global.nc); ptxas issues bias's first, since its address does not wait for
+// blockIdx.y. An 8-byte vector goes through the 16-byte math with its upper half zero: that half's
+// results are never stored, so NVVM drops their math (the CPU test counts half the MUFU ops).
 template <typename T>
 __device__ __forceinline__ void gelu_bias_lean(const LEAN_VEC* __restrict__ x, const LEAN_VEC* __restrict__ bias,
                                                LEAN_VEC* __restrict__ y, unsigned chunks) {
