@@ -7,6 +7,9 @@
 #   FULL=1 ...                                # `kernelab run` over every bench shape instead of --quick
 #   LAB=1 ...                                 # also `kernelab lab run --all --quick --json` (the claims table)
 #   RUN_ARGS="--op gemm" ...                  # extra arguments for kernelab run
+#   SWEEP=lean17 SWEEP_OPS=gelu_bias ...      # also a sweep set of scripts/sweep_membound_s14.py, after
+#                                             # the tests and the run (one device call for all three):
+#                                             # $OUT/sweep-<set>.json and .log
 #   SHARD=2/3 ...                             # the 2nd of 3 parts of tests/gpu (file i goes to part
 #                                             # i mod 3 + 1); the run only with the last part. The
 #                                             # whole suite took 544 s on the H200 (session 13), near
@@ -61,11 +64,19 @@ if [ -n "${LAB:-}" ]; then
   lab_rc=$?
 fi
 
+sweep_rc=skipped
+if [ -n "${SWEEP:-}" ]; then
+  SWEEP_SET="$SWEEP" python3 scripts/sweep_membound_s14.py ${SWEEP_OPS:+--ops "$SWEEP_OPS"} \
+    --out "$OUT/sweep-$SWEEP.json" 2>&1 | tee "$OUT/sweep-$SWEEP.log"
+  sweep_rc=${PIPESTATUS[0]}
+fi
+
 echo
 echo "== summary: $(cat "$OUT/gpu.txt")"
 printf "%-26s %s\n" "gpu tests (pytest -m gpu)" "$(grep -E '(passed|failed|error)' "$OUT/gpu-tests.log" 2>/dev/null | tail -1) rc=$tests_rc"
 printf "%-26s %s\n" "kernelab run ($run_kind)" "rc=$run_rc $(grep -E '^results:' "$OUT/run-$run_kind.log" 2>/dev/null | tail -1)"
 printf "%-26s %s\n" "" "$(grep -E '^where the time went' "$OUT/run-$run_kind.log" 2>/dev/null | tail -1)"
 printf "%-26s %s\n" "kernelab lab --all --quick" "rc=$lab_rc $(python3 -c 'import json,sys,collections; d=json.load(open(sys.argv[1])); print(dict(collections.Counter(r["verdict"]["status"] for r in d)))' "$OUT/lab.json" 2>/dev/null)"
+printf "%-26s %s\n" "sweep ${SWEEP:-}" "rc=$sweep_rc"
 printf "%-26s %s\n" "wall" "$(( $(date +%s) - start )) s"
-[ "$tests_rc" = 0 -o "$tests_rc" = skipped ] && [ "$run_rc" = 0 -o "$run_rc" = skipped ] && [ "$lab_rc" = 0 -o "$lab_rc" = skipped ]
+[ "$tests_rc" = 0 -o "$tests_rc" = skipped ] && [ "$run_rc" = 0 -o "$run_rc" = skipped ] && [ "$lab_rc" = 0 -o "$lab_rc" = skipped ] && [ "$sweep_rc" = 0 -o "$sweep_rc" = skipped ]
