@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from kernelab.ops import Case, discover  # noqa: E402  (no torch, no CUDA at import)
 from kernelab.check.inputs import DTYPES  # noqa: E402
+from kernelab.ops.build import launch_variant  # noqa: E402
 
 OPS_ORDER = ("rmsnorm", "layernorm", "sum", "gelu_bias", "transpose", "softmax")
 NORM_N = 8192
@@ -359,14 +360,6 @@ def precompile(jobs: list, workers: int) -> float:
     return time.perf_counter() - t0
 
 
-def launch_with(op, kernel, v, case, inputs, outputs) -> None:
-    """Launch `v` as run_variant does: its vN_name.py launcher if it ships one, else the op's launch."""
-    if v.launcher is not None:
-        v.launcher(op, kernel, v, case, inputs, outputs)
-    else:
-        op.launch(kernel, v, case, inputs, outputs)
-
-
 def instance_name(op, v, case) -> list:
     """Kernel names a launch of `v` on `case` runs (for registers and spills in the results)."""
     suffix = DTYPES[case.dtype]
@@ -513,7 +506,7 @@ def run(args) -> int:
 
                         def runner_for(cs, v=v, module=module):
                             k = module.kernel(op.kernel_name(cs.dtype))
-                            return lambda i, o: launch_with(op, k, v, cs, i, o)
+                            return lambda i, o: launch_variant(op, k, v, cs, i, o)
                     names = instance_name(op, v, case)
                     row["kernels"] = names
                     row["resources"] = resources_of(module.compiled, names)
@@ -691,7 +684,7 @@ def dry_run(args) -> int:
                     for ns in spaces:
                         ns["resident_blocks"] = lambda kernel, block: 132 * kernel.max_active_blocks_per_sm(block)
                     try:
-                        launch_with(op, fake.kernel(op.kernel_name(small.dtype)), v, small, inputs, outputs)
+                        launch_variant(op, fake.kernel(op.kernel_name(small.dtype)), v, small, inputs, outputs)
                     finally:
                         for ns, fn in zip(spaces, saved):
                             ns["resident_blocks"] = fn

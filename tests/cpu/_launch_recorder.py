@@ -5,6 +5,8 @@ transpose tests which v8 instance a case takes."""
 
 from __future__ import annotations
 
+from kernelab.ops.build import launch_variant
+
 
 def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tuple]:
     """op.launch (or the variant's own launcher, as run_variant does) for each (variant, case) of
@@ -32,9 +34,5 @@ def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tupl
     for v, case in runs:
         inputs = op.make_inputs(case, 0, "cpu")
         outputs = op.make_outputs(case, inputs)
-        kernel = Kernel(op.kernel_name(case.dtype))
-        if v.launcher is not None:
-            v.launcher(op, kernel, v, case, inputs, outputs)
-        else:
-            op.launch(kernel, v, case, inputs, outputs)
+        launch_variant(op, Kernel(op.kernel_name(case.dtype)), v, case, inputs, outputs)
     return calls

@@ -44,10 +44,15 @@ def load_variant(op: OpSpec, variant: Variant) -> Module:
     return mod
 
 
-def run_variant(op: OpSpec, variant: Variant, case: Case, inputs: dict, outputs: dict) -> None:
-    """Launch `variant` on `case`, writing into `outputs` on torch's current stream."""
-    kernel = load_variant(op, variant).kernel(op.kernel_name(case.dtype))
+def launch_variant(op: OpSpec, kernel, variant: Variant, case: Case, inputs: dict, outputs: dict) -> None:
+    """Launch `variant` from its contract `kernel`: its own launcher (vN_name.py) if it ships one,
+    else the op's launch. Sweeps and CPU tests pass a kernel of their own (a stand-in) here."""
     if variant.launcher is not None:
         variant.launcher(op, kernel, variant, case, inputs, outputs)
     else:
         op.launch(kernel, variant, case, inputs, outputs)
+
+
+def run_variant(op: OpSpec, variant: Variant, case: Case, inputs: dict, outputs: dict) -> None:
+    """Launch `variant` on `case`, writing into `outputs` on torch's current stream."""
+    launch_variant(op, load_variant(op, variant).kernel(op.kernel_name(case.dtype)), variant, case, inputs, outputs)
