@@ -38,7 +38,9 @@ class GeluBias(OpSpec):
     name = "gelu_bias"
     dtypes = ("bfloat16", "float32")
     kernel_entry = "gelu_bias"
-    best_variant = "v5_short_fit"  # bf16 32768x8192 0.99x a copy, 1.61x torch.compile; 256x1024 0.92x (graph); v3 1.44x / 0.85x (sweep s4, H200)
+    # v6 = v5's kernels past one wave; at 256x1024 (graph) 1.12x torch.compile bf16, 1.00x fp32, where v5
+    # was 0.99x / 0.88x (docs/runs/2026-12-01-h200-sweep_lean17.json). bf16 32768x8192 v5: 0.99x a copy.
+    best_variant = "v6_lean_small"
     tolerances = {"bfloat16": (1.6e-2, 2e-4), "float32": (1e-5, 1e-6)}
     distributions = ("normal", "uniform", "large", "special")  # NaN/Inf propagate elementwise
 
