@@ -192,3 +192,42 @@ def test_note_is_silent_outside_a_worker(monkeypatch):
 def test_outcome_json_round_trip():
     o = Outcome(id="x", status="leak", reason="leak", detail="d", memory={"before": {}, "after": {}})
     assert Outcome.from_dict(json.loads(json.dumps(o.to_dict()))) == o
+
+
+def task_slow_setup_then_steps(setup_s, step_s, steps):
+    time.sleep(setup_s)  # a CUDA context or a compile: slow, and not a step
+    for i in range(steps):
+        note(f"step {i}", step=True)
+        time.sleep(step_s)
+    return {"value": steps}
+
+
+def test_step_timeout_leaves_the_set_up_its_own_limit():
+    """Set-up 1.5 s, steps 0.1 s, step limit 1 s: the set-up is timed by timeout_s, each step by its own."""
+    task = Task(f"{MOD}:task_slow_setup_then_steps", args=[1.5, 0.1, 3], id="steps", timeout_s=30,
+                step_timeout_s=1.0, sys_path=[HERE])
+    o = run_task(task)
+    assert o.status == "ok" and o.result == {"value": 3}, o.detail
+    # the whole task (1.8 s) runs past step_timeout_s: without steps it would hang at timeout_s only
+    assert o.wall_s > 1.8
+
+
+def test_a_step_past_its_limit_is_a_hang_naming_the_step():
+    task = Task(f"{MOD}:task_slow_setup_then_steps", args=[0.0, 600, 2], id="steps", timeout_s=30,
+                step_timeout_s=1.0, sys_path=[HERE])
+    t0 = time.monotonic()
+    o = run_task(task)
+    assert o.status == "hang" and "no result after 1 s in one step of the task" in o.detail, o.detail
+    assert "Last step: step 0" in o.detail and time.monotonic() - t0 < 20
+
+
+def test_steps_do_not_extend_a_task_without_a_step_timeout():
+    task = Task(f"{MOD}:task_slow_setup_then_steps", args=[0.0, 1.0, 600], id="steps", timeout_s=1.5,
+                sys_path=[HERE])
+    o = run_task(task)
+    assert o.status == "hang" and "no result after 1.5 s in the task" in o.detail, o.detail
+
+
+def test_step_timeout_must_be_positive():
+    with pytest.raises(ValueError, match="positive"):
+        Task(f"{MOD}:task_double", step_timeout_s=0)

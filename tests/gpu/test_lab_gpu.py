@@ -65,7 +65,7 @@ def test_the_crash_is_contained_and_the_parent_still_works(results):
 
 def test_the_hang_is_contained_and_the_fix_works(results):
     for what in (faults.ANY_HANG, faults.WATCHDOG, faults.FIXED_OK, faults.HANG_PARENT_OK):
-        assert check(results, "syncthreads_hang", what)["holds"], what
+        assert check(results, "syncthreads_hang", what)["holds"], (what, results["syncthreads_hang"]["measured"])
 
 
 def test_occupancy_api_matches_the_seeds_worked_example(results):

@@ -14,7 +14,8 @@ Outcomes (Outcome.status):
   crash   the child hit a sticky CUDA error (illegal/misaligned address, device assert, trap:
           the text is in `detail`), or died without a result (signal, os._exit, sys.exit);
   hang    the task ran past `timeout_s` (timed from when the child starts the task, after its
-          imports) and the watchdog killed the child's process group;
+          imports), or one of its steps past `step_timeout_s` (see note), and the watchdog
+          killed the child's process group;
   leak    (gpu tasks) after the task and a gc, torch.cuda.memory_allocated() is more than
           `leak_bytes` above its value before the task, or the process's NVML memory grew
           by more than `process_leak_bytes`.
@@ -39,16 +40,22 @@ from pathlib import Path
 STATUSES = ("ok", "failed", "crash", "hang", "leak")
 PROGRESS_ENV = "KERNELAB_WORKER_PROGRESS"
 _START = "[task-start]"
+_STEP = "[step]"
 _TAIL = 4000  # characters of stdout/stderr kept in an outcome
 
 
-def note(msg: str) -> None:
-    """Record a progress step (in a worker child; a no-op elsewhere). A hang's outcome names the last one."""
+def note(msg: str, step: bool = False) -> None:
+    """Record a progress step (in a worker child; a no-op elsewhere). A hang's outcome names the last one.
+
+    step=True also restarts the watchdog's clock when the task has a `step_timeout_s`: from then on
+    each step gets that long from its note, and the set-up before the first step keeps `timeout_s`.
+    """
     path = os.environ.get(PROGRESS_ENV)
     if not path:
         return
     with open(path, "a") as f:
-        f.write(f"{time.time():.3f} {msg}\n")
+        now = f"{time.time():.3f}"
+        f.write((f"{now} {_STEP}\n" if step else "") + f"{now} {msg}\n")
 
 
 @dataclass
@@ -59,6 +66,10 @@ class Task:
     id: str = ""
     timeout_s: float = 60.0  # for the task itself, counted from when the child starts it
     startup_timeout_s: float = 180.0  # for the child's interpreter and imports (torch takes seconds)
+    # per step, once the task marks one (note(msg, step=True)); None: timeout_s for the whole task.
+    # For a task whose set-up (a CUDA context, a compile) is slow and variable but whose steps must
+    # each be quick: a probe that expects to hang gives its steps seconds and its set-up a minute.
+    step_timeout_s: float | None = None
     gpu: bool = False  # measure GPU memory around the task (leak check) and report it
     leak_bytes: int = 1 << 20
     process_leak_bytes: int = 256 << 20  # NVML per-process: module loads and lazy kernels add a few MiB
@@ -68,7 +79,8 @@ class Task:
     def __post_init__(self):
         if ":" not in self.target or not all(self.target.split(":", 1)):
             raise ValueError(f"task target {self.target!r} must be 'package.module:function'")
-        if self.timeout_s <= 0 or self.startup_timeout_s <= 0:
+        if self.timeout_s <= 0 or self.startup_timeout_s <= 0 or (self.step_timeout_s is not None
+                                                                    and self.step_timeout_s <= 0):
             raise ValueError("task timeouts must be positive")
         try:
             json.dumps([self.args, self.kwargs, self.env, self.sys_path])
@@ -134,11 +146,14 @@ def _last_note(path: Path) -> str | None:
     return None
 
 
-def _started(path: Path) -> bool:
+def _progress(path: Path) -> tuple[bool, int]:
+    """(has the task started, how many steps has it marked) from the child's progress file."""
     try:
-        return _START in path.read_text()
+        lines = path.read_text().splitlines()
     except OSError:
-        return False
+        return False, 0
+    marks = [l.split(" ", 1)[1] if " " in l else l for l in lines]
+    return _START in marks, marks.count(_STEP)
 
 
 def _signal_name(rc: int) -> str:
@@ -169,6 +184,7 @@ def run_task(task: Task) -> Outcome:
         proc = subprocess.Popen([sys.executable, "-m", "kernelab.check._child", str(tmp)], stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         started_at, hung, unkillable = None, False, False
+        steps, step_at = 0, None  # steps marked so far; when the parent saw the last one
         try:
             while True:
                 try:
@@ -177,9 +193,17 @@ def run_task(task: Task) -> Outcome:
                 except subprocess.TimeoutExpired:
                     pass
                 now = time.monotonic()
-                if started_at is None and _started(progress):
+                started, marked = _progress(progress)
+                if started_at is None and started:
                     started_at = now
-                deadline = started_at + task.timeout_s if started_at is not None else t0 + task.startup_timeout_s
+                if marked > steps:
+                    steps, step_at = marked, now
+                if step_at is not None and task.step_timeout_s is not None:
+                    deadline = step_at + task.step_timeout_s
+                elif started_at is not None:
+                    deadline = started_at + task.timeout_s
+                else:
+                    deadline = t0 + task.startup_timeout_s
                 if now > deadline:
                     hung = True
                     _kill_group(proc)
@@ -194,15 +218,18 @@ def run_task(task: Task) -> Outcome:
     wall = time.monotonic() - t0
     base = dict(id=task.id or task.target, returncode=proc.returncode, wall_s=wall, last_note=_last_note(progress),
                 stderr_tail=_tail(tmp / "stderr"), task=task.to_dict())
-    outcome = _classify(task, base, hung, started_at is not None, unkillable, result_path)
+    in_step = step_at is not None and task.step_timeout_s is not None
+    outcome = _classify(task, base, hung, started_at is not None, unkillable, result_path, in_step)
     _cleanup(tmp)
     return outcome
 
 
-def _classify(task: Task, base: dict, hung: bool, started: bool, unkillable: bool, result_path: Path) -> Outcome:
+def _classify(task: Task, base: dict, hung: bool, started: bool, unkillable: bool, result_path: Path,
+              in_step: bool = False) -> Outcome:
     if hung:
-        limit = task.timeout_s if started else task.startup_timeout_s
-        where = "the task" if started else "the child's start-up (imports, before the task began)"
+        limit = task.step_timeout_s if in_step else task.timeout_s if started else task.startup_timeout_s
+        where = ("one step of the task" if in_step else "the task" if started
+                 else "the child's start-up (imports, before the task began)")
         detail = (f"no result after {limit:g} s in {where}; the watchdog killed the child's process group"
                   + (" (it had not exited 60 s after SIGKILL)" if unkillable else "")
                   + (f". Last step: {base['last_note']}" if base["last_note"] else ""))

@@ -199,11 +199,13 @@ def achievable_bandwidth(ctx) -> float:
 # ---- worker tasks ---------------------------------------------------------------------------
 
 def run_child(target: str, *, kwargs: dict | None = None, timeout_s: float = 60.0, env: dict | None = None,
-              task_id: str = ""):
-    """Run `target` ("kernelab.lab.<module>:<function>") in a child process under the worker's watchdog."""
+              task_id: str = "", step_timeout_s: float | None = None):
+    """Run `target` ("kernelab.lab.<module>:<function>") in a child process under the worker's watchdog
+    (step_timeout_s: see kernelab.check.worker.Task)."""
     from ..check.worker import Task, run_task
 
-    return run_task(Task(target, kwargs=kwargs or {}, id=task_id or target, timeout_s=timeout_s, env=env or {}))
+    return run_task(Task(target, kwargs=kwargs or {}, id=task_id or target, timeout_s=timeout_s, env=env or {},
+                         step_timeout_s=step_timeout_s))
 
 
 def parent_healthy() -> tuple[bool, str]:
