@@ -35,9 +35,17 @@
 //   hide a chain behind; it costs twice the loads and address math. If the 16-byte kernel's time is
 //   the launch and the loads, 8 bytes ties it; if the math chain counts (~0.14 us an SM of issue at 8
 //   warps), 8 bytes gains up to ~0.05 us.
-// Measured: BENCHMARKS.md, gelu_bias rows, once a GPU run has timed it: session 17, which wrote v6,
-//   had no GPU, so the prediction above is untested (the head-to-head stage pairs v6 with
-//   torch.compile at 256 x 1024 in the next full run).
+// Measured (H200, session 18, graph mode, docs/runs/2026-12-01-h200-sweep_lean17.json, one run):
+//   256 x 1024 bf16: v6 1.503 / 1.503 us (twice), v5 1.696 / 1.691, torch.compile 1.685 / 1.686:
+//   v6 runs at 0.89x torch.compile's time (1.12x faster), past the prediction (1.01-1.06x): the
+//   path v6 removes cost ~0.19 us, not 0.06-0.14. fp32: v6 1.598 / 1.598, v5 1.822, v3 1.765,
+//   torch.compile 1.603 / 1.596: a tie (1.00x). `@lean_block` 64 loses (bf16 1.564, fp32 1.723:
+//   twice the blocks), 256 ties 128 (1.499 / 1.640); 8-byte vectors: bf16 1.453 (128) / 1.461 (256),
+//   3% under 16 bytes, fp32 1.642 (128) / 1.560 (256), either side of it: within the run's noise
+//   at this size, so 16 bytes (and the 16-byte SASS claim) stays. 4096 x 8192 bf16: v6 34.92 us,
+//   v5 34.91 (the same kernel). The full memory-bound run at b2c8471 (BENCHMARKS.md, membound)
+//   paired v6 with torch.compile at 256 x 1024: bf16 1.102x [1.102, 1.103] faster, fp32 1.007x
+//   [1.007, 1.007] same; 32768 x 8192 bf16 0.996x a same-bytes copy.
 //
 // Knobs (#ifndef macros): LEAN_BLOCK (threads a block of the lean kernel, from `@lean_block`: 128,
 //   Triton's 4 warps for this shape), LEAN_VEC_BYTES (`@lean_vec_bytes`: 16, or 8: half the elements
