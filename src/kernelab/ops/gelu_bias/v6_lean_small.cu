@@ -35,7 +35,8 @@
 //   hide a chain behind; it costs twice the loads and address math. If the 16-byte kernel's time is
 //   the launch and the loads, 8 bytes ties it; if the math chain counts (~0.14 us an SM of issue at 8
 //   warps), 8 bytes gains up to ~0.05 us.
-// Measured (H200, session 18, graph mode, docs/runs/2026-12-01-h200-sweep_lean17.json, one run):
+// Measured: BENCHMARKS.md, gelu_bias rows (full runs). The sweep (H200, session 18, graph mode,
+//   docs/runs/2026-12-01-h200-sweep_lean17.json, one run):
 //   256 x 1024 bf16: v6 1.503 / 1.503 us (twice), v5 1.696 / 1.691, torch.compile 1.685 / 1.686:
 //   v6 runs at 0.89x torch.compile's time (1.12x faster), past the prediction (1.01-1.06x): the
 //   path v6 removes cost ~0.19 us, not 0.06-0.14. fp32: v6 1.598 / 1.598, v5 1.822, v3 1.765,
