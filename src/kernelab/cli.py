@@ -104,7 +104,9 @@ def _phases_line(phases: dict) -> str:
         parts.append(f"ceilings {phases['ceilings_s']:.0f} s")
     pre = phases.get("precompile") or {}
     if pre:
-        parts.append(f"compile {pre.get('wall_s', 0):.0f} s ({pre.get('compiled', 0)} compiled, {pre.get('cached', 0)} cached)")
+        slow = ", ".join(f"{vid} {s:.0f} s" for vid, s in (pre.get("slowest") or [])[:3])
+        counts = f"{pre.get('compiled', 0)} compiled, {pre.get('cached', 0)} cached"
+        parts.append(f"compile {pre.get('wall_s', 0):.0f} s ({counts}" + (f"; slowest {slow}" if slow else "") + ")")
     per_op = phases.get("per_op_s") or {}
     if per_op:
         parts.append("ops " + ", ".join(f"{k} {v:.0f} s" for k, v in per_op.items()))

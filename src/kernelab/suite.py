@@ -303,10 +303,15 @@ def _head_to_head(rows: list[Row], tasks: list, progress, isolate: bool) -> dict
             "failed": sum(r.status != "ok" for r in pair_rows)}
 
 
+SLOWEST_COMPILES = 5  # compiles named in the results file's precompile phase
+
+
 def precompile(plans: list[Plan], progress=None, workers: int | None = None) -> dict:
     """Compile every selected variant for this GPU into the disk cache, in parallel (NVRTC releases
     the GIL), so the worker only loads cubins. A kernel that does not compile is left for the worker
-    to report as that candidate's compile_error. Returns counts: compiled, cached, failed."""
+    to report as that candidate's compile_error. Returns counts (compiled, cached, failed), the compiler's
+    seconds summed over threads, and the slowest compiles (variant id, seconds): the modules to slim
+    when a cold start is slow."""
     import os
     from concurrent.futures import ThreadPoolExecutor
 
@@ -316,19 +321,20 @@ def precompile(plans: list[Plan], progress=None, workers: int | None = None) -> 
     if progress:
         progress(f"compiling {len(jobs)} variants")
 
-    def one(job) -> tuple[str, float]:
+    def one(job) -> tuple[str, float, str]:
         op, variant = job
         try:
             m = compile_variant(op, variant)
         except Exception:  # a CompileError, an arch this toolchain lacks: the worker's row reports it
-            return "failed", 0.0
-        return ("cached" if m.cache_hit else "compiled"), m.compile_seconds
+            return "failed", 0.0, variant.id
+        return ("cached" if m.cache_hit else "compiled"), m.compile_seconds, variant.id
 
     with ThreadPoolExecutor(max_workers=workers or min(16, os.cpu_count() or 2)) as pool:
         outcomes = list(pool.map(one, jobs))
-    kinds = [k for k, _ in outcomes]
+    kinds = [k for k, _, _ in outcomes]
+    slowest = sorted(((vid, s) for k, s, vid in outcomes if k == "compiled"), key=lambda o: -o[1])[:SLOWEST_COMPILES]
     return {**{k: kinds.count(k) for k in ("compiled", "cached", "failed")},
-            "compiler_s": sum(s for _, s in outcomes)}
+            "compiler_s": sum(s for _, s, _ in outcomes), "slowest": [[vid, s] for vid, s in slowest]}
 
 
 def _appender(path):

@@ -417,3 +417,33 @@ def test_a_case_keeps_one_timing_mode_once_a_candidate_went_to_graph_mode():
     assert modes.after_cold(b, False) is None  # another case is not affected
     modes.forget()
     assert modes.after_cold(a, False) is None
+
+
+def test_precompile_counts_and_names_the_slowest_compiles(monkeypatch):
+    """Compile times per variant (a fake compiler): cached and failed ones are counted, not ranked."""
+    import kernelab.ops.build as build
+    from kernelab.cli import _phases_line
+    from kernelab.suite import SLOWEST_COMPILES, precompile
+
+    plans = make_plan(Selection(ops=["softmax", "sum"]))
+    variants = [v for p in plans for v in p.variants]
+    assert len(variants) > SLOWEST_COMPILES + 2
+    seconds = {v.id: 0.1 * i for i, v in enumerate(variants)}
+    cached, broken = variants[-1].id, variants[-2].id  # the two slowest by the table, but not compiled now
+
+    class Module:
+        def __init__(self, vid):
+            self.cache_hit, self.compile_seconds = vid == cached, seconds[vid]
+
+    def fake_compile(op, variant):
+        if variant.id == broken:
+            raise RuntimeError("does not compile")
+        return Module(variant.id)
+    monkeypatch.setattr(build, "compile_variant", fake_compile)
+    out = precompile(plans, workers=2)
+    assert (out["compiled"], out["cached"], out["failed"]) == (len(variants) - 2, 1, 1)
+    expect = sorted((vid for vid in seconds if vid not in (cached, broken)), key=lambda vid: -seconds[vid])
+    assert [vid for vid, _ in out["slowest"]] == expect[:SLOWEST_COMPILES]
+    assert out["compiler_s"] == pytest.approx(sum(seconds.values()) - seconds[broken])
+    line = _phases_line({"precompile": {**out, "wall_s": 3.0}})
+    assert f"slowest {expect[0]} " in line and expect[3] not in line  # three named on the console
