@@ -184,7 +184,7 @@ def run_task(task: Task) -> Outcome:
         proc = subprocess.Popen([sys.executable, "-m", "kernelab.check._child", str(tmp)], stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         started_at, hung, unkillable = None, False, False
-        steps, step_at = 0, None  # steps marked so far; when the parent saw the last one
+        steps, step_at, in_step = 0, None, False  # steps marked so far; when the parent saw the last one
         try:
             while True:
                 try:
@@ -198,7 +198,8 @@ def run_task(task: Task) -> Outcome:
                     started_at = now
                 if marked > steps:
                     steps, step_at = marked, now
-                if step_at is not None and task.step_timeout_s is not None:
+                    in_step = task.step_timeout_s is not None
+                if in_step:
                     deadline = step_at + task.step_timeout_s
                 elif started_at is not None:
                     deadline = started_at + task.timeout_s
@@ -218,7 +219,6 @@ def run_task(task: Task) -> Outcome:
     wall = time.monotonic() - t0
     base = dict(id=task.id or task.target, returncode=proc.returncode, wall_s=wall, last_note=_last_note(progress),
                 stderr_tail=_tail(tmp / "stderr"), task=task.to_dict())
-    in_step = step_at is not None and task.step_timeout_s is not None
     outcome = _classify(task, base, hung, started_at is not None, unkillable, result_path, in_step)
     _cleanup(tmp)
     return outcome

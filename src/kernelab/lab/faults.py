@@ -129,9 +129,9 @@ FIXED_OK = "the corrected form (every thread reaches the barrier) finishes with 
 HANG_PARENT_OK = "the parent process runs a kernel correctly after the hang"
 BLOCK = 256
 # The child's set-up (CUDA context, the module's compile) before its first launch. Not part of a
-# case's hang limit: on the lent H200 (2026-12-01) the fixed case, first in its child, was once
-# reported as not finishing inside the quick 5 s limit when that limit counted the set-up too;
-# right after another experiment's crashed child a new context can take seconds to create.
+# case's hang limit: on the lent H200 (2026-12-01) the fixed case, first in its child, failed its
+# check once while the quick 5 s limit counted the set-up too (the run kept no timings, so a slow
+# set-up, e.g. right after sticky_errors' crashed child, is the likely cause, not an observed one).
 SETUP_S = 120.0
 
 
