@@ -32,6 +32,14 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                v6_lean_small's lean kernel at `@lean_block` 64 / 128 / 256 (and 8-byte vectors, `@lean_vec_bytes 8`,
                at 128 / 256) against v5_short_fit, v3_early_load
                and torch.compile, v5 and v6 twice; and 4096 x 8192 bf16 (graph), where v6 must equal v5.
+    ln19:      (session 19) layernorm fp32 32768 x 8192 (0.99x torch.compile): v5_l2_two_pass at 1536
+               threads an SM with its pass-2 x re-reads in flight together (X2_AHEAD 2 / 4: rmsnorm v4
+               keeps 2 x and 2 w vectors in flight there, v5 one x, w and b, since 2 of each spill), with
+               and without the L2 hints, against v4, v5's default at 1536 and torch.compile, twice.
+    tr19:      (session 19) transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at shapes long on
+               one side (32 x 128, 128 x 32 at a 40-register cap, where 32 spill, 32 x 256, 256 x 32,
+               32 x 64, 64 x 32; 128 x 128 does not fit 48 KiB of static shared memory), against the
+               64 x 64 default and torch.compile, twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -172,6 +180,44 @@ def ln16_sweeps(selected):
         c("b256 SM1024 again", 256, SM_THREADS=1024)])]
 
 
+def ln19_sweeps(selected):
+    """layernorm fp32 32768 x 8192: v5 (torch.compile's two passes) with pass 2's x re-reads in flight
+    together (X2_AHEAD), and its hints, at 1536 threads an SM; v4 and torch.compile twice."""
+    if "layernorm" not in selected:
+        return []
+    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
+
+    def c(label, **d):
+        return Candidate(f"{v5} {label}", "new", v5, defines=d)
+    return [Sweep("layernorm", Case((32768, 8192), "float32"), "cold", Case((1000, 8192), "float32"), [
+        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
+        c("SM1536", SM_THREADS=1536), c("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
+        c("SM1536 X2_AHEAD=2", SM_THREADS=1536, X2_AHEAD=2), c("SM2048 X2_AHEAD=2", X2_AHEAD=2),
+        c("SM1536 no hints", SM_THREADS=1536, X1_HINT=0, X2_HINT=0),
+        c("SM1536 X2_AHEAD=4 no hints", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0, X2_HINT=0),
+        c("SM1536 X2_AHEAD=4 X1_HINT=0", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0),
+        c("SM1024 X2_AHEAD=4", SM_THREADS=1024, X2_AHEAD=4),
+        Candidate(f"{v4} again", "existing", v4), c("SM1536 X2_AHEAD=4 again", SM_THREADS=1536, X2_AHEAD=4),
+        Candidate("torch.compile again", "peer")])]
+
+
+def tr19_sweeps(selected):
+    """transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at the shapes never tried, long
+    on one side (32 x 128 / 128 x 32, 32 x 256 / 256 x 32: 512 B or 1 KiB a row segment on the side
+    that is long, 128 B on the other), against the 64 x 64 default and torch.compile, twice."""
+    if "transpose" not in selected:
+        return []
+    v4 = "v4_grouped_order"
+
+    def t(r, c, **d):
+        label = f"{v4} {r}x{c}" + "".join(f" {k}={v}" for k, v in d.items())
+        return Candidate(label, "new", v4, meta={"tile_rows": str(r), "tile_cols": str(c)}, defines=d)
+    return [Sweep("transpose", Case((16384, 16384), "float32"), "cold", Case((2117, 449), "float32"), [
+        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
+        t(32, 128), t(128, 32, MIN_BLOCKS=6), t(32, 256), t(256, 32), t(32, 64), t(64, 32),
+        Candidate(f"{v4} again", "existing", v4), Candidate("torch.compile again", "peer")])]
+
+
 def lean17_sweeps(selected):
     """gelu_bias v6's lean kernel (one vector a thread, no run-time tests) at the graph-mode small shape."""
     if "gelu_bias" not in selected:
@@ -198,7 +244,8 @@ def lean17_sweeps(selected):
 
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
-        "lean17": lean17_sweeps}
+        "lean17": lean17_sweeps, "ln19": ln19_sweeps,
+        "tr19": tr19_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

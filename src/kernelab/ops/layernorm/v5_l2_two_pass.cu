@@ -70,6 +70,10 @@
 #ifndef UNROLL2
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
 #endif
+#ifndef X2_AHEAD
+#define X2_AHEAD 0  // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
+#endif
+static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
@@ -138,10 +142,24 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   const T* pw = w + geo.head + g * V;
   const T* pb = b + geo.head + g * V;
   T* py = yr + geo.head + g * V;
-  constexpr int STEP = G * U2;  // vectors a step
+  constexpr int STEP = G * (kFast && X2_AHEAD > 0 ? X2_AHEAD : U2);  // vectors a step
 #pragma unroll 1  // UNROLL2 vectors per step is the knob (NVVM would unroll further)
   for (int rem = geo.nvec - g; rem > 0; rem -= STEP, px += STEP, pw += STEP * V, pb += STEP * V, py += STEP * V) {
-    if constexpr (kFast) {
+    if constexpr (kFast && X2_AHEAD > 0) {
+      // x's re-reads (L2 hits, the long trip) all in flight first; w and b (L1 hits) one vector at a
+      // time, so A + 2 vectors are live where UNROLL2 = A holds 3A (UNROLL2 = 2 spills at 40).
+      uint4 raw[X2_AHEAD > 0 ? X2_AHEAD : 1];  // (a discarded if-constexpr branch is still checked: the macro is not dependent)
+#pragma unroll
+      for (int u = 0; u < X2_AHEAD; ++u) raw[u] = l2tp::ldx2(px + u * G, u * G < rem, pol);
+#pragma unroll
+      for (int u = 0; u < X2_AHEAD; ++u) {
+        if (u * G < rem) {
+          const uint4 wv = l2tp::ldp(reinterpret_cast<const uint4*>(pw) + u * G, true, pol);
+          const uint4 bv = l2tp::ldp(reinterpret_cast<const uint4*>(pb) + u * G, true, pol);
+          l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wv, bv, pivot, mean, rstd), pol);
+        }
+      }
+    } else if constexpr (kFast) {
       uint4 raw[U2], wraw[U2], braw[U2];
 #pragma unroll
       for (int u = 0; u < U2; ++u) {  // every load of the step before any store
