@@ -12,6 +12,8 @@ Usage (GPU machine with ncu; ~15-30 s per target):
     --kernel NAME=REGEX   the kernel of target NAME (default: the op's kernel for variants; a peer
                           needs one, e.g. cublas=gemm, sdpa[flash]=flash)
     --params causal=1     case parameters (attention)
+    A target VARIANT[K=V;K2=V2] is the variant built with those #ifndef macros (a sweep's knobs), e.g.
+    --targets "v5_l2_two_pass[SM_THREADS=1024;X2_AHEAD=4],torch.compile".
 Writes $OUT/ncu_<target>.txt (ncu's own report) and prints the table last.
 
 The child side (`--child`) builds the inputs, calls the target three times (warm-up: the cubin load,
@@ -39,7 +41,7 @@ STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 # Section lines worth a row in the table, in this order.
 ROWS = ("Duration", "Executed Ipc Active", "Issue Slots Busy", "Issued Warp Per Scheduler", "No Eligible",
         "Active Warps Per Scheduler", "Eligible Warps Per Scheduler", "Warp Cycles Per Issued Instruction",
-        "Registers Per Thread", "Achieved Occupancy", "Memory Throughput", "L1/TEX Hit Rate", "L2 Hit Rate",
+        "Registers Per Thread", "Achieved Occupancy", "Memory Throughput", "DRAM Throughput", "L1/TEX Hit Rate", "L2 Hit Rate",
         "Mem Busy", "Mem Pipes Busy")
 
 _LINE = re.compile(r"^\s{2,}(\S.*?)\s{2,}(\S+)?\s+([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
@@ -87,6 +89,18 @@ def ncu_command(ncu: str, target: str, kernel_regex: str, args) -> list[str]:
     return cmd
 
 
+_KNOBS = re.compile(r"^([\w.]+)\[([^\]]*)\]$")
+
+
+def split_target(target: str) -> tuple[str, dict]:
+    """'v5[SM_THREADS=1024;X2_AHEAD=4]' -> ('v5', {'SM_THREADS': 1024, 'X2_AHEAD': 4}); a bare name -> (name, {})."""
+    m = _KNOBS.match(target)
+    if not m:
+        return target, {}
+    pairs = (kv.split("=", 1) for kv in m[2].split(";") if kv)
+    return m[1], {k.strip(): _value(v.strip()) for k, v in pairs}
+
+
 def variant_kernel_regex(op, name: str, dtype: str) -> str:
     """The kernels a variant's module holds for this dtype, as one regex: the op's entry name
     (`softmax_bf16`) is not what templated variants launch (`softmax_warp_row_bf16_...`), so the
@@ -121,8 +135,19 @@ def child(args) -> int:
     op = discover()[args.op]
     case = _case(args)
     inputs = op.make_inputs(case, seed=0)
-    target = args.targets
-    if target in {v.name for v in op.variants()}:
+    target, knobs = split_target(args.targets)
+    if target in {v.name for v in op.variants()} and knobs:
+        from kernelab.gpu import compile_file
+        from kernelab.gpu.module import Module
+        from kernelab.ops.build import launch_variant, target_arch
+
+        v = op.variant(target)
+        defines = {**op.defines(v), **knobs}
+        module = Module(compile_file(v.path, arch=target_arch(v).sm, defines=defines), defines)
+        kernel = module.kernel(op.kernel_name(case.dtype))
+        outputs = op.make_outputs(case, inputs)
+        call = lambda: launch_variant(op, kernel, v, case, inputs, outputs)  # noqa: E731
+    elif target in {v.name for v in op.variants()}:
         outputs = op.make_outputs(case, inputs)
         call = lambda: run_variant(op, op.variant(target), case, inputs, outputs)  # noqa: E731
     else:
@@ -169,11 +194,11 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     reports = {}
     for target in [t for t in args.targets.split(",") if t]:
-        if target not in regex and target not in variants:
+        if target not in regex and split_target(target)[0] not in variants:
             print(f"{target}: a peer needs --kernel {target}=REGEX (its kernel's name is not kernelab's)",
                   file=sys.stderr)
             return 2
-        kernel = regex.get(target) or variant_kernel_regex(op, target, args.dtype)
+        kernel = regex.get(target) or variant_kernel_regex(op, split_target(target)[0], args.dtype)
         r = subprocess.run(ncu_command(ncu, target, kernel, args), capture_output=True, text=True)
         text = r.stdout + r.stderr
         (out / f"ncu_{re.sub(r'[^A-Za-z0-9_.-]', '_', target)}.txt").write_text(text)

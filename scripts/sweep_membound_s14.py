@@ -36,6 +36,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                threads an SM with its pass-2 x re-reads in flight together (X2_AHEAD 2 / 4: rmsnorm v4
                keeps 2 x and 2 w vectors in flight there, v5 one x, w and b, since 2 of each spill), with
                and without the L2 hints, against v4, v5's default at 1536 and torch.compile, twice.
+    ln19b:     (session 19) the same case, v5 in the form of the Triton kernel torch.compile runs there
+               (scripts/inductor_kernel.py: two rows an SM, pass 2 in steps of 2 x, 2 w and 2 b vectors, w
+               and b with an L2 evict-last policy) and its neighbours.
     tr19:      (session 19) transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at shapes long on
                one side (32 x 128, 128 x 32 at a 40-register cap, where 32 spill, 32 x 256, 256 x 32,
                32 x 64, 64 x 32; 128 x 128 does not fit 48 KiB of static shared memory), against the
@@ -201,6 +204,26 @@ def ln19_sweeps(selected):
         Candidate("torch.compile again", "peer")])]
 
 
+def ln19b_sweeps(selected):
+    """layernorm fp32 32768 x 8192, after ln19 and the Triton kernel torch.compile runs (R0_BLOCK 4096,
+    16 warps, 44 registers: two rows an SM; pass 2 in two steps of 2 x, 2 w, 2 b vectors, w and b with
+    an L2 evict-last policy): v5 in that form at 1024 an SM (UNROLL2 2, W_HINT 1) and its neighbours."""
+    if "layernorm" not in selected:
+        return []
+    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
+
+    def c(label, **d):
+        return Candidate(f"{v5} {label}", "new", v5, defines=d)
+    return [Sweep("layernorm", Case((32768, 8192), "float32"), "cold", Case((1000, 8192), "float32"), [
+        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
+        c("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
+        c("SM1536 X2_AHEAD=4 W_HINT=1", SM_THREADS=1536, X2_AHEAD=4, W_HINT=1),
+        c("SM1024 UNROLL2=2 W_HINT=1 (Triton's)", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
+        c("SM1024 UNROLL2=2", SM_THREADS=1024, UNROLL2=2),
+        c("SM1024 X2_AHEAD=2", SM_THREADS=1024, X2_AHEAD=2),
+        Candidate(f"{v4} again", "existing", v4), Candidate("torch.compile again", "peer")])]
+
+
 def tr19_sweeps(selected):
     """transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at the shapes never tried, long
     on one side (32 x 128 / 128 x 32, 32 x 256 / 256 x 32: 512 B or 1 KiB a row segment on the side
@@ -245,7 +268,7 @@ def lean17_sweeps(selected):
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
-        "tr19": tr19_sweeps}
+        "ln19b": ln19b_sweeps, "tr19": tr19_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

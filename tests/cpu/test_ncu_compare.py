@@ -57,3 +57,10 @@ def test_a_peer_without_a_kernel_regex_is_refused(capsys, monkeypatch):
     monkeypatch.setattr(NCU.shutil, "which", lambda name: "/usr/bin/ncu")
     assert NCU.main(["--op", "gemm", "--shape", "64,64,64", "--dtype", "float32", "--targets", "cublas"]) == 2
     assert "--kernel cublas=REGEX" in capsys.readouterr().err
+
+
+def test_a_target_with_knobs_names_its_variant_and_macros():
+    assert NCU.split_target("v5_l2_two_pass[SM_THREADS=1024;X2_AHEAD=4]") == (
+        "v5_l2_two_pass", {"SM_THREADS": 1024, "X2_AHEAD": 4})
+    assert NCU.split_target("torch.compile") == ("torch.compile", {})
+    assert NCU.split_target("v4[]") == ("v4", {})
