@@ -39,3 +39,29 @@ def test_a_block_override_for_both_dtypes():
     assert RMS.defines(v)["BLOCK_BF16"] == 1024
     m = compile_file(v.path, arch=target_arch(v).sm, defines=RMS.defines(v))
     assert {"rmsnorm_bf16", "rmsnorm_f32"} <= set(m.resources)
+
+
+def test_layernorm_v5_x2_ahead_issues_the_x_rereads_together():
+    """X2_AHEAD=4 (session 19's knob) at 1536 threads an SM: no spills, and in the fast pass 2 the four x
+    re-reads (LDG.E.EF.128, the evict-first form: one base, 8 KiB apart, 512 threads x 16 B) are the
+    four loads right before the first 16-byte store of y (the general body's one-vector loop comes first)."""
+    import re
+    import subprocess
+    import tempfile
+
+    from kernelab.gpu import toolchain
+
+    v5 = LN.variant("v5_l2_two_pass")
+    m = compile_file(v5.path, arch="sm_90", defines={**LN.defines(v5), "SM_THREADS": 1536, "X2_AHEAD": 4})
+    assert not m.resources["layernorm_f32"].spills and m.resources["layernorm_f32"].registers <= 40
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(m.cubin)
+        f.flush()
+        sass = subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", "layernorm_f32", f.name],
+                              capture_output=True, text=True, check=True).stdout
+    ops = [ln for ln in sass.splitlines() if re.search(r"LDG\.E\.EF\.128|STG\.E\.128", ln)]
+    first_store = next(i for i, ln in enumerate(ops) if "STG.E.128" in ln)
+    ahead = [re.search(r"LDG\.E\.EF\.128 R\d+, desc\[\w+\]\[(R\d+)\.64(?:\+(0x[0-9a-f]+))?\]", ln)
+             for ln in ops[first_store - 4:first_store]]
+    assert all(ahead), ops[first_store - 4:first_store]
+    assert len({a[1] for a in ahead}) == 1 and {int(a[2] or "0", 16) for a in ahead} == {0, 0x2000, 0x4000, 0x6000}

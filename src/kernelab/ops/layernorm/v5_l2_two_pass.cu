@@ -50,6 +50,21 @@
 //   one process): 256 threads at 1024 an SM 270.2 / 268.6 us, at 1536 262.3, at 2048 287.8; 128 at
 //   1024 263.4; 512 at 1024 440.4; v4_pinned_onebar 257.8 / 256.8, torch.compile 284.4. No geometry
 //   reaches v4 in bf16 either.
+//   Session 19, fp32 (H200, one process each: docs/runs/2026-12-02-h200-sweep_ln19.json, -ln19b.json;
+//   torch.compile 500.1-500.6 us, v4 506.8-506.9 in both): pass 2's x re-reads in flight together
+//   (knob X2_AHEAD 4: four LDG.E.EF.128, then w and b one vector at a time, 39 registers) 507.6 / 507.1 /
+//   508.1 at 1536 an SM against 509.6 without; X2_AHEAD 2 509.8; the w and b loads with Triton's L2
+//   evict-last policy (W_HINT 1) 507.9; no hints 525.7 (519.3 with X2_AHEAD 4, X1_HINT 0 alone 517.2).
+//   torch.compile's own kernel (scripts/inductor_kernel.py, docs/runs/2026-12-02-h200-inductor-layernorm-f32.txt:
+//   R0_BLOCK 4096, 16 warps, 44 registers, so two rows an SM; pass 1's four loads together, pass 2 in
+//   two steps of 2 x, 2 w and 2 b vectors) is this kernel's layout at 1024 an SM, yet v5 written that
+//   way (UNROLL2 2, W_HINT 1, 48 registers) runs 565.6 us; X2_AHEAD 2 565.0, X2_AHEAD 4 565.7. ncu
+//   (docs/runs/2026-12-02-h200-ncu_layernorm_f32.txt, one launch, locked clocks): the same occupancy
+//   (47%), L1 hit rate (60%) and L2 hit rate (50%) as torch.compile's kernel, DRAM 70% busy against
+//   its 82%, and 1.34x its instructions (IPC 2.05-2.09 over 625-629 us against 1.77 over 540). At two
+//   rows an SM the instructions between a row's loads and its stores are on each row's path; at 1536
+//   an SM a third row covers them. Where v5's extra instructions go is not known (next: the SASS
+//   side by side, per phase). v4 stays the op's best.
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
@@ -58,7 +73,8 @@
 // X2_HINT (pass-2 x loads, default 1: L1::evict_first + L2 evict_first policy), W_HINT (weight and
 // bias: 0 .nc), Y_STORE (0 plain st.global, as Triton), UNROLL (pass-1 vectors in flight per
 // thread, 4), UNROLL2 (pass-2 vectors of x, w and b per thread, 1 here: 2 spills), SM_THREADS
-// (threads per SM the register cap allows, 2048: 32 registers).
+// (threads per SM the register cap allows, 2048: 32 registers), X2_AHEAD (0: off; A: the fast pass
+// 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19).
 //
 // @strategy rows
 // @block 512
@@ -71,7 +87,8 @@
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
 #endif
 #ifndef X2_AHEAD
-#define X2_AHEAD 0  // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
+// 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
+#define X2_AHEAD 0
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
@@ -148,7 +165,7 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
     if constexpr (kFast && X2_AHEAD > 0) {
       // x's re-reads (L2 hits, the long trip) all in flight first; w and b (L1 hits) one vector at a
       // time, so A + 2 vectors are live where UNROLL2 = A holds 3A (UNROLL2 = 2 spills at 40).
-      uint4 raw[X2_AHEAD > 0 ? X2_AHEAD : 1];  // (a discarded if-constexpr branch is still checked: the macro is not dependent)
+      uint4 raw[X2_AHEAD > 0 ? X2_AHEAD : 1];  // this branch is checked even when discarded (a macro)
 #pragma unroll
       for (int u = 0; u < X2_AHEAD; ++u) raw[u] = l2tp::ldx2(px + u * G, u * G < rem, pol);
 #pragma unroll

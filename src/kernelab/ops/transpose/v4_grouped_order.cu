@@ -59,6 +59,11 @@
 //   263.6 (default 261.2); a skewed column-major order (column tile c starting SKEW x c row tiles
 //   down, SKEW 1, 8, 37) 522.4-523.9 / 260.3-260.9 against the default's 524.0 / 260.4: no knob moves it past
 //   0.96-0.97x a copy; the skew was not kept.
+//   Session 19 (docs/runs/2026-12-02-h200-sweep_tr19.json and -tr19_first.txt, one process each; the
+//   64 x 64 default 523.4-524.2 us, torch.compile 544.9-545.0): tiles long on one side all lose:
+//   32 x 128 531.3 / 531.5, 32 x 256 536.2 / 537.2, 32 x 64 525.4 / 526.1, 64 x 32 541.1 / 541.5,
+//   128 x 32 (40 registers; 32 spill) 544.6 / 545.0, 256 x 32 546.1 / 546.9. Short input rows
+//   (TILE_COLS 32: 128 B of each input row a tile) cost 3-4%; short output rows (TILE_ROWS 32) 0.3-2.6%.
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 // Banks: tiles of >= 32 x 32 whose rows hold >= 8 chunks (fp32 TILE_COLS >= 32, bf16 >= 64) are
 //   conflict-free both ways, as in v3. Rows of 4 or 2 chunks (bf16 TILE_COLS 32, 16) keep 2 or 1
