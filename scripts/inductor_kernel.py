@@ -5,7 +5,8 @@ Why: a peer that beats a kernelab variant by 1% is worth reading before guessing
 issue 7); ncu tells what it did, this tells what it is.
 
 Usage (GPU machine): PYTHONPATH=src python3 scripts/inductor_kernel.py --op layernorm --shape 32768x8192 \
-    --dtype float32 [--out DIR]   (DIR: copies of the kernels' .py, .ptx and .best_config files)
+    --dtype float32 [--out DIR] [--sass]   (DIR: copies of the kernels' .py, .ptx and .best_config files;
+    --sass: each kernel's SASS too)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def main() -> int:
     ap.add_argument("--shape", required=True, help="e.g. 32768x8192")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--sass", action="store_true", help="also print each kernel's SASS (cuobjdump -sass)")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="inductor_kernel_"))
@@ -80,6 +82,9 @@ def main() -> int:
 
             print(f"==== cuobjdump -res-usage {Path(p).name}")
             print(run_cuobjdump(Path(p).read_bytes(), "-res-usage"))
+            if args.sass:
+                print(f"==== cuobjdump -sass {Path(p).name}")
+                print(run_cuobjdump(Path(p).read_bytes(), "-sass"))
         except Exception as e:  # no cuobjdump: the metadata above still has n_regs
             print(f"(cuobjdump: {e})")
     shutil.rmtree(work, ignore_errors=True)

@@ -39,6 +39,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     ln19b:     (session 19) the same case, v5 in the form of the Triton kernel torch.compile runs there
                (scripts/inductor_kernel.py: two rows an SM, pass 2 in steps of 2 x, 2 w and 2 b vectors, w
                and b with an L2 evict-last policy) and its neighbours.
+    ln19c:     (session 19) the same case, v5 with shifted sums (LN5_MERGE 1: half the exact merge's serial
+               shuffles) at 1024-2048 threads an SM, with and without X2_AHEAD.
     tr19:      (session 19) transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at shapes long on
                one side (32 x 128, 128 x 32 at a 40-register cap, where 32 spill, 32 x 256, 256 x 32,
                32 x 64, 64 x 32; 128 x 128 does not fit 48 KiB of static shared memory), against the
@@ -224,6 +226,30 @@ def ln19b_sweeps(selected):
         Candidate(f"{v4} again", "existing", v4), Candidate("torch.compile again", "peer")])]
 
 
+def ln19c_sweeps(selected):
+    """layernorm fp32 32768 x 8192: v5 with shifted sums (LN5_MERGE 1: S and Q summed in parallel, one
+    barrier, M2 = Q - S mean), about half the exact merge's serial shuffles, at 1024-2048 an SM."""
+    if "layernorm" not in selected:
+        return []
+    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
+
+    def c(label, **d):
+        return Candidate(f"{v5} {label}", "new", v5, defines=d)
+    # Checked on rows of 1000 + N(0, 1) (x[row][0] a draw of them): where the shifted sums cancel.
+    shifted = Case((1000, 8192), "float32", params=(("shift", 1000.0),))
+    return [Sweep("layernorm", Case((32768, 8192), "float32"), "cold", shifted, [
+        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
+        c("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
+        c("SM1536 MERGE=1", SM_THREADS=1536, LN5_MERGE=1),
+        c("SM1536 MERGE=1 X2_AHEAD=4", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4),
+        c("SM1024 MERGE=1 UNROLL2=2 W_HINT=1", SM_THREADS=1024, LN5_MERGE=1, UNROLL2=2, W_HINT=1),
+        c("SM1024 UNROLL2=2 W_HINT=1", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
+        c("SM2048 MERGE=1", LN5_MERGE=1),
+        Candidate(f"{v4} again", "existing", v4),
+        c("SM1536 MERGE=1 X2_AHEAD=4 again", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4),
+        Candidate("torch.compile again", "peer")])]
+
+
 def tr19_sweeps(selected):
     """transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at the shapes never tried, long
     on one side (32 x 128 / 128 x 32, 32 x 256 / 256 x 32: 512 B or 1 KiB a row segment on the side
@@ -268,7 +294,7 @@ def lean17_sweeps(selected):
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
-        "ln19b": ln19b_sweeps, "tr19": tr19_sweeps}
+        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "tr19": tr19_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

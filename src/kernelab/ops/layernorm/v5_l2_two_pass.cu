@@ -74,7 +74,9 @@
 // bias: 0 .nc), Y_STORE (0 plain st.global, as Triton), UNROLL (pass-1 vectors in flight per
 // thread, 4), UNROLL2 (pass-2 vectors of x, w and b per thread, 1 here: 2 spills), SM_THREADS
 // (threads per SM the register cap allows, 2048: 32 registers), X2_AHEAD (0: off; A: the fast pass
-// 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19).
+// 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
+// LN5_MERGE (0: the exact merge of per-thread moments; 1: shifted sums S, Q of x - x[row][0], summed
+// in parallel, M2 = Q - S mean: half the serial shuffles; session 19).
 //
 // @strategy rows
 // @block 512
@@ -85,6 +87,9 @@
 #endif
 #ifndef UNROLL2
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
+#endif
+#ifndef LN5_MERGE
+#define LN5_MERGE 0  // 0: per-thread moments merged exactly; 1: shifted sums (session 19)
 #endif
 #ifndef X2_AHEAD
 // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
@@ -244,6 +249,35 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     }
   }
 
+#if LN5_MERGE == 1
+  const float inv_n = __fdividef(1.0f, static_cast<float>(N));
+  float mean, m2;
+  // Shifted sums (knob LN5_MERGE 1): the row's S and Q of d = x - pivot, summed as they are, M2 = Q -
+  // S mean. Two independent sums at each shuffle level, one barrier, no division: about half the
+  // serial latency of the exact merge below. d's mean is the row's mean less x[row][0], a few std at
+  // most, so Q - S mean cancels (mean_d / std)^2 of Q (x = 1000 + N(0, 1): ~1-10; fp32 keeps ~1e-6).
+  float sum_s = S, sum_q = Q;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    sum_s += __shfl_xor_sync(rows::FULL_MASK, sum_s, o);
+    sum_q += __shfl_xor_sync(rows::FULL_MASK, sum_q, o);
+  }
+  if constexpr (NWG > 1) {
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) slots[threadIdx.x >> 5] = make_float4(sum_s, sum_q, 0.0f, 0.0f);
+    __syncthreads();  // the row's one barrier
+    const float4 e = slots[pl.warp0 + (lane & (NWG - 1))];
+    sum_s = e.x;
+    sum_q = e.y;
+#pragma unroll
+    for (int o = NWG / 2; o > 0; o >>= 1) {
+      sum_s += __shfl_xor_sync(rows::FULL_MASK, sum_s, o);
+      sum_q += __shfl_xor_sync(rows::FULL_MASK, sum_q, o);
+    }
+  }
+  mean = sum_s * inv_n;
+  m2 = fmaxf(fmaf(-sum_s, mean, sum_q), 0.0f);
+#else
   // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
   const int cnt = l2tp::owned_vectors(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
   const float nt = static_cast<float>(cnt);
@@ -271,6 +305,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     mean = wsum * inv_n;
     m2 = wm2;
   }
+#endif
   if (!live) return;
   const float rstd = rsqrtf(fmaf(m2, inv_n, eps));
 
