@@ -41,6 +41,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                and b with an L2 evict-last policy) and its neighbours.
     ln19c:     (session 19) the same case, v5 with shifted sums (LN5_MERGE 1: half the exact merge's serial
                shuffles) at 1024-2048 threads an SM, with and without X2_AHEAD.
+    ln19d:     (session 19) layernorm 32768 x 8192 fp32 and bf16: v5 with pass 1's first vectors issued before
+               the pivot's use (PASS1_PEEL 1), at 1024-2048 threads an SM, checked on shifted rows.
     tr19:      (session 19) transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at shapes long on
                one side (32 x 128, 128 x 32 at a 40-register cap, where 32 spill, 32 x 256, 256 x 32,
                32 x 64, 64 x 32; 128 x 128 does not fit 48 KiB of static shared memory), against the
@@ -250,6 +252,39 @@ def ln19c_sweeps(selected):
         Candidate("torch.compile again", "peer")])]
 
 
+def ln19d_sweeps(selected):
+    """layernorm 32768 x 8192, fp32 and bf16: v5 with pass 1's first step of vectors issued before the
+    pivot's use (PASS1_PEEL 1: one DRAM round trip a row where the loop form made two), at 1024-2048
+    threads an SM, against v5 as it was, v4 and torch.compile; checked on shifted rows."""
+    if "layernorm" not in selected:
+        return []
+    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
+
+    def c(label, block=None, **d):
+        return Candidate(f"{v5} {label}", "new", v5, meta={"block": str(block)} if block else {}, defines=d)
+    out = []
+    for dt in ("float32", "bfloat16"):
+        shifted = Case((1000, 8192), dt, params=(("shift", 1000.0),))
+        cands = [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4)]
+        if dt == "float32":
+            cands += [c("SM1536", SM_THREADS=1536), c("SM1536 PEEL", SM_THREADS=1536, PASS1_PEEL=1),
+                      c("SM1536 PEEL X2_AHEAD=4", SM_THREADS=1536, PASS1_PEEL=1, X2_AHEAD=4),
+                      c("SM1536 PEEL MERGE=1", SM_THREADS=1536, PASS1_PEEL=1, LN5_MERGE=1),
+                      c("SM1024 PEEL UNROLL2=2 W_HINT=1", SM_THREADS=1024, PASS1_PEEL=1, UNROLL2=2, W_HINT=1),
+                      c("SM2048 PEEL", PASS1_PEEL=1),
+                      Candidate(f"{v4} again", "existing", v4), c("SM1536 PEEL again", SM_THREADS=1536, PASS1_PEEL=1),
+                      c("SM1536 PEEL X2_AHEAD=4 again", SM_THREADS=1536, PASS1_PEEL=1, X2_AHEAD=4)]
+        else:
+            cands += [c("b256 SM1536", 256, SM_THREADS=1536), c("b256 SM1536 PEEL", 256, SM_THREADS=1536, PASS1_PEEL=1),
+                      c("b256 SM1024 PEEL", 256, SM_THREADS=1024, PASS1_PEEL=1),
+                      c("b512 SM1536 PEEL", 512, SM_THREADS=1536, PASS1_PEEL=1),
+                      c("b128 SM1024 PEEL", 128, SM_THREADS=1024, PASS1_PEEL=1),
+                      Candidate(f"{v4} again", "existing", v4)]
+        out.append(Sweep("layernorm", Case((32768, 8192), dt), "cold", shifted,
+                         cands + [Candidate("torch.compile again", "peer")]))
+    return out
+
+
 def tr19_sweeps(selected):
     """transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles at the shapes never tried, long
     on one side (32 x 128 / 128 x 32, 32 x 256 / 256 x 32: 512 B or 1 KiB a row segment on the side
@@ -294,7 +329,7 @@ def lean17_sweeps(selected):
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
-        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "tr19": tr19_sweeps}
+        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

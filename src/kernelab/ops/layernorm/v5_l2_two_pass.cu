@@ -88,6 +88,9 @@
 #ifndef UNROLL2
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
 #endif
+#ifndef PASS1_PEEL
+#define PASS1_PEEL 0  // 1: pass 1's first step of vectors issued before the pivot and its use (session 19)
+#endif
 #ifndef LN5_MERGE
 #define LN5_MERGE 0  // 0: per-thread moments merged exactly; 1: shifted sums (session 19)
 #endif
@@ -221,6 +224,49 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   // Pass 1: the pivot (the same address in every thread: a broadcast), the head/tail scalars and U
   // vectors per step; per thread S = sum d and Q = sum d^2, d = x - pivot. Vectors past the row
   // load as zeros: their d = -pivot is selected out.
+#if PASS1_PEEL
+  // The first step's U vectors issued before anything else loads (PASS1_PEEL 1). In the loop form
+  // below, the head/tail scalars' subtraction of the pivot sits before the loop, and sm_90's SASS
+  // waits there for the pivot's DRAM trip before the loop issues a vector: two round trips a row
+  // (fp32, 1024 an SM: FADD ..., -pivot at 0x490, the first LDG.E.EL.128 at 0x5f0).
+  const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+  int rem = geo.nvec - g;
+  uint4 raw0[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+  const float pivot = l2tp::ld_scalar_if<T>(xr, live);
+  const bool own_h = g < geo.head, own_t = g < geo.tail;
+  const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
+  const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+  float S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
+  float Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
+  auto add_step = [&](const uint4 (&raw)[U], int left) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float f[V];
+      rows::unpack<T>(raw[u], f);
+      float s = 0.0f, q = 0.0f;
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float d = f[i] - pivot;
+        s += d;
+        q = fmaf(d, d, q);
+      }
+      S += u * G < left ? s : 0.0f;
+      Q += u * G < left ? q : 0.0f;
+    }
+  };
+  add_step(raw0, rem);
+  rem -= G * U;
+  px += G * U;
+#pragma unroll 1
+  for (; rem > 0; rem -= G * U, px += G * U) {
+    uint4 raw[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+    add_step(raw, rem);
+  }
+#else
   const float pivot = l2tp::ld_scalar_if<T>(xr, live);
   const bool own_h = g < geo.head, own_t = g < geo.tail;
   const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
@@ -248,6 +294,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
       Q += u * G < rem ? q : 0.0f;
     }
   }
+
+#endif
 
 #if LN5_MERGE == 1
   const float inv_n = __fdividef(1.0f, static_cast<float>(N));
