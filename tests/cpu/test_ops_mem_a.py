@@ -49,6 +49,8 @@ def test_variants_are_discovered_in_order():
     for name in MINE:
         op = OPS[name]
         assert op.variant(op.best_variant).name == op.best_variant
+        for dt in op.dtypes:
+            assert op.variant(op.best_variant_for(dt)).name == op.best_variant_for(dt)
         assert [v.number for v in op.variants()] == list(range(len(op.variants())))
 
 

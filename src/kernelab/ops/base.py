@@ -171,6 +171,9 @@ class OpSpec:
     dtypes: tuple[str, ...] = ("float32",)
     kernel_entry: str = ""  # kernels are named f"{kernel_entry}_{suffix}", suffix f32/bf16/f16
     best_variant: str = ""  # the variant exposed as a torch operator
+    # dtype -> variant, where another variant than best_variant is the fastest for that dtype (the
+    # torch operator runs best_variant_for(dtype)).
+    best_variant_by_dtype: dict[str, str] = {}
     reference_dtype: str = "float64"
     # Per-dtype (rtol, atol). Ops override entries; check/ has the defaults.
     tolerances: dict[str, tuple[float, float]] = {}
@@ -248,6 +251,10 @@ class OpSpec:
         return random_tensor(tuple(shape), dtype, seed=seed, device=device, dist=dist, offset=offset, scale=scale)
 
     # ---- discovery ----------------------------------------------------------------------
+    def best_variant_for(self, dtype: str) -> str:
+        """The variant the torch operator runs for `dtype`: best_variant unless best_variant_by_dtype names another."""
+        return self.best_variant_by_dtype.get(dtype, self.best_variant)
+
     def variants(self, include_wrong: bool = False) -> list[Variant]:
         found = _scan(self, self.folder, _VARIANT_FILE, wrong=False)
         if include_wrong:

@@ -1,4 +1,5 @@
-"""kernelab::layernorm, the best variant (v4_pinned_onebar) as a PyTorch operator:
+"""kernelab::layernorm, the best variant for the dtype (OP.best_variant_for: v5_l2_two_pass for fp32,
+v4_pinned_onebar for bf16) as a PyTorch operator:
 y = (x - mean) / sqrt(var + eps) * weight + bias over the last dimension (biased variance),
 like F.layer_norm(x, (N,), weight, bias, eps). fp32 or bf16, any leading shape; eagerly and
 under torch.compile."""
@@ -13,13 +14,13 @@ from kernelab.ops.rmsnorm.torch_op import check_row_norm_args
 
 from .op import OP
 
-_best = []  # the Variant, scanned once
+_best: dict = {}  # dtype -> the Variant, scanned once
 
 
-def _variant():
-    if not _best:
-        _best.append(OP.variant(OP.best_variant))
-    return _best[0]
+def _variant(dtype: str):
+    if dtype not in _best:
+        _best[dtype] = OP.variant(OP.best_variant_for(dtype))
+    return _best[dtype]
 
 
 @torch.library.custom_op("kernelab::layernorm", mutates_args=())
@@ -31,7 +32,7 @@ def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: fl
         return y
     x2 = x.contiguous().view(-1, n)
     case = Case((x2.shape[0], n), dtype, params=(("eps", float(eps)),))
-    run_variant(OP, _variant(), case, {"x": x2, "weight": weight.contiguous(), "bias": bias.contiguous()},
+    run_variant(OP, _variant(dtype), case, {"x": x2, "weight": weight.contiguous(), "bias": bias.contiguous()},
                 {"y": y.view(-1, n)})
     return y
 

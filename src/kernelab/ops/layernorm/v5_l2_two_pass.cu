@@ -65,6 +65,19 @@
 //   rows an SM the instructions between a row's loads and its stores are on each row's path; at 1536
 //   an SM a third row covers them. Where v5's extra instructions go is not known (next: the SASS
 //   side by side, per phase). v4 stays the op's best.
+//   Session 19, the two DRAM trips: v5's pass-1 loop form subtracts the pivot from the head/tail
+//   scalars before the loop, and sm_90's SASS waits there for the pivot's DRAM trip before the loop
+//   issues its first vector (fp32, 1024 an SM: FADD ..., -pivot at 0x490, LDG.E.EL.128 at 0x5f0), so a
+//   row took two round trips to DRAM where torch.compile's kernel takes one. PASS1_PEEL issues the
+//   first step's vectors before the pivot and head/tail loads, all five in flight before any FADD
+//   (tests/cpu/test_norm_l2_two_pass.py). Predicted: the gap to torch.compile closes (~1 of 6 us of a
+//   row's life at three rows an SM). Measured (docs/runs/2026-12-02-h200-sweep_ln19d.json, one process,
+//   checked on rows of 1000 + N(0, 1)): fp32 at 1536 an SM 499.1 / 498.9 us against 512.5 without,
+//   torch.compile 503.3 / 503.4, v4 509.9 / 510.1 (1.01x a copy); with X2_AHEAD 4 498.6 / 498.9, with
+//   LN5_MERGE 1 530.6, at 1024 an SM in Triton's form 538.2, at 2048 519.4. bf16 lost with it (256
+//   threads at 1536 an SM 276.6 against 262.3; v4 258.9). So the defaults are per dtype now: fp32
+//   PASS1_PEEL_F32 1 at SM_THREADS_F32 1536 (the op's fp32 best: LayerNorm.best_variant_by_dtype),
+//   bf16 as before (PASS1_PEEL_BF16 0, SM_THREADS_BF16 2048; its kernel's instructions unchanged).
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
@@ -73,7 +86,8 @@
 // X2_HINT (pass-2 x loads, default 1: L1::evict_first + L2 evict_first policy), W_HINT (weight and
 // bias: 0 .nc), Y_STORE (0 plain st.global, as Triton), UNROLL (pass-1 vectors in flight per
 // thread, 4), UNROLL2 (pass-2 vectors of x, w and b per thread, 1 here: 2 spills), SM_THREADS
-// (threads per SM the register cap allows, 2048: 32 registers), X2_AHEAD (0: off; A: the fast pass
+// (threads per SM the register cap allows, both dtypes; SM_THREADS_F32 1536 / SM_THREADS_BF16 2048 by
+// default), PASS1_PEEL (both dtypes; PASS1_PEEL_F32 1 / PASS1_PEEL_BF16 0 by default), X2_AHEAD (0: off; A: the fast pass
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
 // LN5_MERGE (0: the exact merge of per-thread moments; 1: shifted sums S, Q of x - x[row][0], summed
 // in parallel, M2 = Q - S mean: half the serial shuffles; session 19).
@@ -82,14 +96,33 @@
 // @block 512
 // @rows_per_block 1
 // @access_bytes 16
-#ifndef SM_THREADS
-#define SM_THREADS 2048  // 32 registers, 0 spills with UNROLL2 1 on sm_80-sm_120 (NVRTC 13.0, 13.5)
+// Threads an SM the register cap allows, per dtype (a sweep's SM_THREADS sets both): fp32 1536 (40
+// registers: three rows an SM; session 19), bf16 2048 (32 registers, 0 spills with UNROLL2 1 on
+// sm_80-sm_120, NVRTC 13.0, 13.5).
+#ifdef SM_THREADS
+#define SM_THREADS_F32 SM_THREADS
+#define SM_THREADS_BF16 SM_THREADS
+#endif
+#ifndef SM_THREADS_F32
+#define SM_THREADS_F32 1536
+#endif
+#ifndef SM_THREADS_BF16
+#define SM_THREADS_BF16 2048
 #endif
 #ifndef UNROLL2
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
 #endif
-#ifndef PASS1_PEEL
-#define PASS1_PEEL 0  // 1: pass 1's first step of vectors issued before the pivot and its use (session 19)
+// 1: pass 1's first step of vectors issued before the pivot is used (session 19), per dtype (a
+// sweep's PASS1_PEEL sets both): fp32 1 (499 us against 512 at 32768 x 8192), bf16 0 (it lost there).
+#ifdef PASS1_PEEL
+#define PASS1_PEEL_F32 PASS1_PEEL
+#define PASS1_PEEL_BF16 PASS1_PEEL
+#endif
+#ifndef PASS1_PEEL_F32
+#define PASS1_PEEL_F32 1
+#endif
+#ifndef PASS1_PEEL_BF16
+#define PASS1_PEEL_BF16 0
 #endif
 #ifndef LN5_MERGE
 #define LN5_MERGE 0  // 0: per-thread moments merged exactly; 1: shifted sums (session 19)
@@ -102,7 +135,8 @@ static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vecto
 #include "../rmsnorm/norm_l2.cuh"
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
-#define LN5_MIN_BLOCKS (SM_THREADS / BLOCK > 0 ? SM_THREADS / BLOCK : 1)
+#define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK > 0 ? SM_THREADS_F32 / BLOCK : 1)
+#define LN5_MIN_BLOCKS_BF16 (SM_THREADS_BF16 / BLOCK > 0 ? SM_THREADS_BF16 / BLOCK : 1)
 
 namespace ln5 {
 
@@ -224,78 +258,78 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   // Pass 1: the pivot (the same address in every thread: a broadcast), the head/tail scalars and U
   // vectors per step; per thread S = sum d and Q = sum d^2, d = x - pivot. Vectors past the row
   // load as zeros: their d = -pivot is selected out.
-#if PASS1_PEEL
-  // The first step's U vectors issued before anything else loads (PASS1_PEEL 1). In the loop form
-  // below, the head/tail scalars' subtraction of the pivot sits before the loop, and sm_90's SASS
-  // waits there for the pivot's DRAM trip before the loop issues a vector: two round trips a row
-  // (fp32, 1024 an SM: FADD ..., -pivot at 0x490, the first LDG.E.EL.128 at 0x5f0).
-  const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
-  int rem = geo.nvec - g;
-  uint4 raw0[U];
-#pragma unroll
-  for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
-  const float pivot = l2tp::ld_scalar_if<T>(xr, live);
+  constexpr bool kPeel = sizeof(T) == 4 ? PASS1_PEEL_F32 : PASS1_PEEL_BF16;
   const bool own_h = g < geo.head, own_t = g < geo.tail;
-  const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
-  const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
-  float S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
-  float Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
-  auto add_step = [&](const uint4 (&raw)[U], int left) {
+  float pivot, S, Q;
+  if constexpr (kPeel) {
+    // fp32 (PASS1_PEEL_F32 1): the first step's U vectors issued before anything else loads. In the
+    // loop form below, the head/tail scalars' subtraction of the pivot sits before the loop, and
+    // sm_90's SASS waits there for the pivot's DRAM trip before the loop issues a vector: two round
+    // trips a row (fp32, 1024 an SM: FADD ..., -pivot at 0x490, the first LDG.E.EL.128 at 0x5f0).
+    const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+    int rem = geo.nvec - g;
+    uint4 raw0[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      float f[V];
-      rows::unpack<T>(raw[u], f);
-      float s = 0.0f, q = 0.0f;
+    for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+    pivot = l2tp::ld_scalar_if<T>(xr, live);
+    const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
+    const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+    S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
+    Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
+    auto add_step = [&](const uint4 (&raw)[U], int left) {
 #pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const float d = f[i] - pivot;
-        s += d;
-        q = fmaf(d, d, q);
+      for (int u = 0; u < U; ++u) {
+        float f[V];
+        rows::unpack<T>(raw[u], f);
+        float s = 0.0f, q = 0.0f;
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const float d = f[i] - pivot;
+          s += d;
+          q = fmaf(d, d, q);
+        }
+        S += u * G < left ? s : 0.0f;
+        Q += u * G < left ? q : 0.0f;
       }
-      S += u * G < left ? s : 0.0f;
-      Q += u * G < left ? q : 0.0f;
-    }
-  };
-  add_step(raw0, rem);
-  rem -= G * U;
-  px += G * U;
+    };
+    add_step(raw0, rem);
+    rem -= G * U;
+    px += G * U;
 #pragma unroll 1
-  for (; rem > 0; rem -= G * U, px += G * U) {
-    uint4 raw[U];
+    for (; rem > 0; rem -= G * U, px += G * U) {
+      uint4 raw[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
-    add_step(raw, rem);
-  }
-#else
-  const float pivot = l2tp::ld_scalar_if<T>(xr, live);
-  const bool own_h = g < geo.head, own_t = g < geo.tail;
-  const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
-  const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
-  float S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
-  float Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
-  const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+      for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+      add_step(raw, rem);
+    }
+  } else {
+    pivot = l2tp::ld_scalar_if<T>(xr, live);
+    const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
+    const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+    S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
+    Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
+    const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
 #pragma unroll 1  // UNROLL vectors per step is the knob (NVVM would unroll further)
-  for (int rem = geo.nvec - g; rem > 0; rem -= G * U, px += G * U) {
-    uint4 raw[U];
+    for (int rem = geo.nvec - g; rem > 0; rem -= G * U, px += G * U) {
+      uint4 raw[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
+      for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      float f[V];
-      rows::unpack<T>(raw[u], f);
-      float s = 0.0f, q = 0.0f;  // the vector's own sums: V-long chains, U of them independent
+      for (int u = 0; u < U; ++u) {
+        float f[V];
+        rows::unpack<T>(raw[u], f);
+        float s = 0.0f, q = 0.0f;  // the vector's own sums: V-long chains, U of them independent
 #pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const float d = f[i] - pivot;
-        s += d;
-        q = fmaf(d, d, q);
+        for (int i = 0; i < V; ++i) {
+          const float d = f[i] - pivot;
+          s += d;
+          q = fmaf(d, d, q);
+        }
+        S += u * G < rem ? s : 0.0f;  // a select, not a branch
+        Q += u * G < rem ? q : 0.0f;
       }
-      S += u * G < rem ? s : 0.0f;  // a select, not a branch
-      Q += u * G < rem ? q : 0.0f;
     }
   }
-
-#endif
 
 #if LN5_MERGE == 1
   const float inv_n = __fdividef(1.0f, static_cast<float>(N));
@@ -369,12 +403,12 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
 
 // Parameters are written out in full: kernelab reads each kernel's C signature from the source
 // to convert arguments (gpu/params.py), so they cannot hide in a macro.
-extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS) layernorm_f32(
+extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS_F32) layernorm_f32(
     const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int M,
     int N, float eps) {
   ln5::layernorm_rows<float>(x, w, b, y, M, N, eps);
 }
-extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS) layernorm_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS_BF16) layernorm_bf16(
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
     __nv_bfloat16* __restrict__ y, int M, int N, float eps) {
   ln5::layernorm_rows<__nv_bfloat16>(x, w, b, y, M, N, eps);
