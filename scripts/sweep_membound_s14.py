@@ -187,25 +187,34 @@ def ln16_sweeps(selected):
         c("b256 SM1024 again", 256, SM_THREADS=1024)])]
 
 
+LN4, LN5 = "v4_pinned_onebar", "v5_l2_two_pass"
+
+
+def ln5(label, block=None, **d):
+    """layernorm v5 with `@block` (if given) and the macros d."""
+    return Candidate(f"{LN5} {label}", "new", LN5, meta={"block": str(block)} if block else {}, defines=d)
+
+
+def ln_sweep(dt, cands, check=None):
+    """layernorm dt 32768 x 8192: torch.compile and v4, the candidates, torch.compile again."""
+    return Sweep("layernorm", Case((32768, 8192), dt), "cold", check or Case((1000, 8192), dt),
+                 [Candidate("torch.compile", "peer"), Candidate(LN4, "existing", LN4)] + cands
+                 + [Candidate("torch.compile again", "peer")])
+
+
 def ln19_sweeps(selected):
     """layernorm fp32 32768 x 8192: v5 (torch.compile's two passes) with pass 2's x re-reads in flight
     together (X2_AHEAD), and its hints, at 1536 threads an SM; v4 and torch.compile twice."""
     if "layernorm" not in selected:
         return []
-    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
-
-    def c(label, **d):
-        return Candidate(f"{v5} {label}", "new", v5, defines=d)
-    return [Sweep("layernorm", Case((32768, 8192), "float32"), "cold", Case((1000, 8192), "float32"), [
-        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
-        c("SM1536", SM_THREADS=1536), c("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
-        c("SM1536 X2_AHEAD=2", SM_THREADS=1536, X2_AHEAD=2), c("SM2048 X2_AHEAD=2", X2_AHEAD=2),
-        c("SM1536 no hints", SM_THREADS=1536, X1_HINT=0, X2_HINT=0),
-        c("SM1536 X2_AHEAD=4 no hints", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0, X2_HINT=0),
-        c("SM1536 X2_AHEAD=4 X1_HINT=0", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0),
-        c("SM1024 X2_AHEAD=4", SM_THREADS=1024, X2_AHEAD=4),
-        Candidate(f"{v4} again", "existing", v4), c("SM1536 X2_AHEAD=4 again", SM_THREADS=1536, X2_AHEAD=4),
-        Candidate("torch.compile again", "peer")])]
+    return [ln_sweep("float32", [
+        ln5("SM1536", SM_THREADS=1536), ln5("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
+        ln5("SM1536 X2_AHEAD=2", SM_THREADS=1536, X2_AHEAD=2), ln5("SM2048 X2_AHEAD=2", X2_AHEAD=2),
+        ln5("SM1536 no hints", SM_THREADS=1536, X1_HINT=0, X2_HINT=0),
+        ln5("SM1536 X2_AHEAD=4 no hints", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0, X2_HINT=0),
+        ln5("SM1536 X2_AHEAD=4 X1_HINT=0", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0),
+        ln5("SM1024 X2_AHEAD=4", SM_THREADS=1024, X2_AHEAD=4),
+        Candidate(f"{LN4} again", "existing", LN4), ln5("SM1536 X2_AHEAD=4 again", SM_THREADS=1536, X2_AHEAD=4)])]
 
 
 def ln19b_sweeps(selected):
@@ -214,18 +223,13 @@ def ln19b_sweeps(selected):
     an L2 evict-last policy): v5 in that form at 1024 an SM (UNROLL2 2, W_HINT 1) and its neighbours."""
     if "layernorm" not in selected:
         return []
-    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
-
-    def c(label, **d):
-        return Candidate(f"{v5} {label}", "new", v5, defines=d)
-    return [Sweep("layernorm", Case((32768, 8192), "float32"), "cold", Case((1000, 8192), "float32"), [
-        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
-        c("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
-        c("SM1536 X2_AHEAD=4 W_HINT=1", SM_THREADS=1536, X2_AHEAD=4, W_HINT=1),
-        c("SM1024 UNROLL2=2 W_HINT=1 (Triton's)", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
-        c("SM1024 UNROLL2=2", SM_THREADS=1024, UNROLL2=2),
-        c("SM1024 X2_AHEAD=2", SM_THREADS=1024, X2_AHEAD=2),
-        Candidate(f"{v4} again", "existing", v4), Candidate("torch.compile again", "peer")])]
+    return [ln_sweep("float32", [
+        ln5("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
+        ln5("SM1536 X2_AHEAD=4 W_HINT=1", SM_THREADS=1536, X2_AHEAD=4, W_HINT=1),
+        ln5("SM1024 UNROLL2=2 W_HINT=1 (Triton's)", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
+        ln5("SM1024 UNROLL2=2", SM_THREADS=1024, UNROLL2=2),
+        ln5("SM1024 X2_AHEAD=2", SM_THREADS=1024, X2_AHEAD=2),
+        Candidate(f"{LN4} again", "existing", LN4)])]
 
 
 def ln19c_sweeps(selected):
@@ -233,56 +237,41 @@ def ln19c_sweeps(selected):
     barrier, M2 = Q - S mean), about half the exact merge's serial shuffles, at 1024-2048 an SM."""
     if "layernorm" not in selected:
         return []
-    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
-
-    def c(label, **d):
-        return Candidate(f"{v5} {label}", "new", v5, defines=d)
     # Checked on rows of 1000 + N(0, 1) (x[row][0] a draw of them): where the shifted sums cancel.
     shifted = Case((1000, 8192), "float32", params=(("shift", 1000.0),))
-    return [Sweep("layernorm", Case((32768, 8192), "float32"), "cold", shifted, [
-        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
-        c("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
-        c("SM1536 MERGE=1", SM_THREADS=1536, LN5_MERGE=1),
-        c("SM1536 MERGE=1 X2_AHEAD=4", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4),
-        c("SM1024 MERGE=1 UNROLL2=2 W_HINT=1", SM_THREADS=1024, LN5_MERGE=1, UNROLL2=2, W_HINT=1),
-        c("SM1024 UNROLL2=2 W_HINT=1", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
-        c("SM2048 MERGE=1", LN5_MERGE=1),
-        Candidate(f"{v4} again", "existing", v4),
-        c("SM1536 MERGE=1 X2_AHEAD=4 again", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4),
-        Candidate("torch.compile again", "peer")])]
+    return [ln_sweep("float32", [
+        ln5("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
+        ln5("SM1536 MERGE=1", SM_THREADS=1536, LN5_MERGE=1),
+        ln5("SM1536 MERGE=1 X2_AHEAD=4", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4),
+        ln5("SM1024 MERGE=1 UNROLL2=2 W_HINT=1", SM_THREADS=1024, LN5_MERGE=1, UNROLL2=2, W_HINT=1),
+        ln5("SM1024 UNROLL2=2 W_HINT=1", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
+        ln5("SM2048 MERGE=1", LN5_MERGE=1),
+        Candidate(f"{LN4} again", "existing", LN4),
+        ln5("SM1536 MERGE=1 X2_AHEAD=4 again", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4)], shifted)]
 
 
 def ln19d_sweeps(selected):
     """layernorm 32768 x 8192, fp32 and bf16: v5 with pass 1's first step of vectors issued before the
     pivot's use (PASS1_PEEL 1: one DRAM round trip a row where the loop form made two), at 1024-2048
-    threads an SM, against v5 as it was, v4 and torch.compile; checked on shifted rows."""
+    threads an SM, against v5 as it was, v4 and torch.compile; checked on shifted rows. (Run at 8180cf0,
+    where v5's defaults were SM_THREADS 2048 and PASS1_PEEL 0 for both dtypes.)"""
     if "layernorm" not in selected:
         return []
-    v4, v5 = "v4_pinned_onebar", "v5_l2_two_pass"
-
-    def c(label, block=None, **d):
-        return Candidate(f"{v5} {label}", "new", v5, meta={"block": str(block)} if block else {}, defines=d)
-    out = []
-    for dt in ("float32", "bfloat16"):
-        shifted = Case((1000, 8192), dt, params=(("shift", 1000.0),))
-        cands = [Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4)]
-        if dt == "float32":
-            cands += [c("SM1536", SM_THREADS=1536), c("SM1536 PEEL", SM_THREADS=1536, PASS1_PEEL=1),
-                      c("SM1536 PEEL X2_AHEAD=4", SM_THREADS=1536, PASS1_PEEL=1, X2_AHEAD=4),
-                      c("SM1536 PEEL MERGE=1", SM_THREADS=1536, PASS1_PEEL=1, LN5_MERGE=1),
-                      c("SM1024 PEEL UNROLL2=2 W_HINT=1", SM_THREADS=1024, PASS1_PEEL=1, UNROLL2=2, W_HINT=1),
-                      c("SM2048 PEEL", PASS1_PEEL=1),
-                      Candidate(f"{v4} again", "existing", v4), c("SM1536 PEEL again", SM_THREADS=1536, PASS1_PEEL=1),
-                      c("SM1536 PEEL X2_AHEAD=4 again", SM_THREADS=1536, PASS1_PEEL=1, X2_AHEAD=4)]
-        else:
-            cands += [c("b256 SM1536", 256, SM_THREADS=1536), c("b256 SM1536 PEEL", 256, SM_THREADS=1536, PASS1_PEEL=1),
-                      c("b256 SM1024 PEEL", 256, SM_THREADS=1024, PASS1_PEEL=1),
-                      c("b512 SM1536 PEEL", 512, SM_THREADS=1536, PASS1_PEEL=1),
-                      c("b128 SM1024 PEEL", 128, SM_THREADS=1024, PASS1_PEEL=1),
-                      Candidate(f"{v4} again", "existing", v4)]
-        out.append(Sweep("layernorm", Case((32768, 8192), dt), "cold", shifted,
-                         cands + [Candidate("torch.compile again", "peer")]))
-    return out
+    f32 = [ln5("SM1536", SM_THREADS=1536, PASS1_PEEL=0), ln5("SM1536 PEEL", SM_THREADS=1536, PASS1_PEEL=1),
+           ln5("SM1536 PEEL X2_AHEAD=4", SM_THREADS=1536, PASS1_PEEL=1, X2_AHEAD=4),
+           ln5("SM1536 PEEL MERGE=1", SM_THREADS=1536, PASS1_PEEL=1, LN5_MERGE=1),
+           ln5("SM1024 PEEL UNROLL2=2 W_HINT=1", SM_THREADS=1024, PASS1_PEEL=1, UNROLL2=2, W_HINT=1),
+           ln5("SM2048 PEEL", SM_THREADS=2048, PASS1_PEEL=1),
+           Candidate(f"{LN4} again", "existing", LN4), ln5("SM1536 PEEL again", SM_THREADS=1536, PASS1_PEEL=1),
+           ln5("SM1536 PEEL X2_AHEAD=4 again", SM_THREADS=1536, PASS1_PEEL=1, X2_AHEAD=4)]
+    bf16 = [ln5("b256 SM1536", 256, SM_THREADS=1536, PASS1_PEEL=0),
+            ln5("b256 SM1536 PEEL", 256, SM_THREADS=1536, PASS1_PEEL=1),
+            ln5("b256 SM1024 PEEL", 256, SM_THREADS=1024, PASS1_PEEL=1),
+            ln5("b512 SM1536 PEEL", 512, SM_THREADS=1536, PASS1_PEEL=1),
+            ln5("b128 SM1024 PEEL", 128, SM_THREADS=1024, PASS1_PEEL=1),
+            Candidate(f"{LN4} again", "existing", LN4)]
+    return [ln_sweep(dt, c, Case((1000, 8192), dt, params=(("shift", 1000.0),)))
+            for dt, c in (("float32", f32), ("bfloat16", bf16))]
 
 
 def tr19_sweeps(selected):

@@ -4,14 +4,22 @@ compiled kernels' launch bounds agree, and a sweep's `@block` override reaches b
 from __future__ import annotations
 
 import dataclasses
+import re
 
-from kernelab.gpu import compile_file
+from kernelab.analysis.sass import run_cuobjdump
+from kernelab.gpu import CI_ARCHS, compile_file
 from kernelab.ops import discover
 from kernelab.ops.build import target_arch
 
 OPS = discover()
 RMS, LN = OPS["rmsnorm"], OPS["layernorm"]
 V4 = RMS.variant("v4_l2_two_pass")
+
+
+def _sass_lines(cubin: bytes, fn: str) -> list[str]:
+    """The SASS instruction lines of kernel fn."""
+    sass = run_cuobjdump(cubin, "-sass", "-fun", fn)
+    return [ln for ln in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", ln)]
 
 
 def test_each_dtype_takes_its_own_block():
@@ -45,21 +53,10 @@ def test_layernorm_v5_x2_ahead_issues_the_x_rereads_together():
     """X2_AHEAD=4 (session 19's knob) at 1536 threads an SM: no spills, and in the fast pass 2 the four x
     re-reads (LDG.E.EF.128, the evict-first form: one base, 8 KiB apart, 512 threads x 16 B) are the
     four loads right before the first 16-byte store of y (the general body's one-vector loop comes first)."""
-    import re
-    import subprocess
-    import tempfile
-
-    from kernelab.gpu import toolchain
-
     v5 = LN.variant("v5_l2_two_pass")
     m = compile_file(v5.path, arch="sm_90", defines={**LN.defines(v5), "SM_THREADS": 1536, "X2_AHEAD": 4})
     assert not m.resources["layernorm_f32"].spills and m.resources["layernorm_f32"].registers <= 40
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(m.cubin)
-        f.flush()
-        sass = subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", "layernorm_f32", f.name],
-                              capture_output=True, text=True, check=True).stdout
-    ops = [ln for ln in sass.splitlines() if re.search(r"LDG\.E\.EF\.128|STG\.E\.128", ln)]
+    ops = [ln for ln in _sass_lines(m.cubin, "layernorm_f32") if re.search(r"LDG\.E\.EF\.128|STG\.E\.128", ln)]
     first_store = next(i for i, ln in enumerate(ops) if "STG.E.128" in ln)
     ahead = [re.search(r"LDG\.E\.EF\.128 R\d+, desc\[\w+\]\[(R\d+)\.64(?:\+(0x[0-9a-f]+))?\]", ln)
              for ln in ops[first_store - 4:first_store]]
@@ -83,12 +80,6 @@ def test_layernorm_runs_v5_for_fp32_and_v4_for_bf16():
 def test_layernorm_v5_fp32_defaults_are_the_measured_build():
     """fp32: three 512-thread rows an SM (<= 40 registers) with pass 1's four vectors issued before any
     arithmetic on the pivot; no spills on any CI arch. bf16 keeps 2048 an SM (32 registers on sm_90)."""
-    import re
-    import subprocess
-    import tempfile
-
-    from kernelab.gpu import CI_ARCHS, toolchain
-
     v5 = LN.variant("v5_l2_two_pass")
     for arch in CI_ARCHS:
         res = compile_file(v5.path, arch=arch, defines=LN.defines(v5)).resources
@@ -96,11 +87,6 @@ def test_layernorm_v5_fp32_defaults_are_the_measured_build():
         assert not res["layernorm_bf16"].spills, arch  # sm_120 holds 1536 threads an SM: 40 registers there
     m = compile_file(v5.path, arch="sm_90", defines=LN.defines(v5))
     assert m.resources["layernorm_bf16"].registers <= 32
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(m.cubin)
-        f.flush()
-        sass = subprocess.run([toolchain.cuobjdump_path(), "-sass", "-fun", "layernorm_f32", f.name],
-                              capture_output=True, text=True, check=True).stdout
-    ins = [ln for ln in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", ln)]
+    ins = _sass_lines(m.cubin, "layernorm_f32")
     first_fp = next(i for i, ln in enumerate(ins) if re.search(r"\b(FADD|FFMA|FMUL)\b", ln))
     assert sum("LDG.E.EL.128" in ln for ln in ins[:first_fp]) == 4, "pass 1's vectors before the first FP op"
