@@ -10,7 +10,8 @@
     floor_seconds(op.work(case), spec_for())                    # max(bytes/BW, FLOPs/peak)
 
 Modules: occupancy (the CUDA occupancy calculator), sass (cuobjdump: instruction mix,
-fatbin contents), compat (will it run on GPU X), devices (nominal peaks), roofline (floors,
+fatbin contents), load_order (a stream's first load issued after a wait it does not
+need), compat (will it run on GPU X), devices (nominal peaks), roofline (floors,
 % of ceiling), ceilings (measured peaks, cached), plot (roofline PNG/SVG), inspect (all of
 it per kernel of a compiled module).
 """
@@ -20,6 +21,7 @@ from .compat import Verdict, compatibility_table, will_it_run
 from .devices import DEFAULT_DEVICE, DEVICES, DeviceSpec, lookup, spec_for
 from .errors import AnalysisError
 from .inspect import KernelReport, inspect_module
+from .load_order import LoadOrder, SerializedLoad, load_order
 from .occupancy import ARCH_LIMITS, ArchLimits, Occupancy, WhatIf, limits_for, limits_from_device, occupancy, \
     occupancy_for_kernel, what_if
 from .plot import plot_roofline
@@ -35,7 +37,7 @@ __all__ = [
     "occupancy_for_kernel", "what_if",
     # SASS and binaries
     "FatbinEntry", "FatbinListing", "InstructionMix", "SassFunction", "disassemble", "list_fatbin", "parse_sass",
-    "sass_mix", "Verdict", "compatibility_table", "will_it_run",
+    "sass_mix", "LoadOrder", "SerializedLoad", "load_order", "Verdict", "compatibility_table", "will_it_run",
     # devices and roofline
     "DEFAULT_DEVICE", "DEVICES", "DeviceSpec", "lookup", "spec_for",
     "Bound", "Ceilings", "Placement", "arithmetic_intensity", "floor_seconds", "nominal_ceilings",

@@ -3,15 +3,17 @@
 For each kernel: the ptxas resources (registers, spills, shared memory, barriers), the
 occupancy at a block size on the module's architecture, the SASS instruction mix, and
 short notes that say why a kernel may be slower than its roof (spills, local memory,
-narrow global accesses, the limit that binds occupancy and what would lift it).
+narrow global accesses, a stream's first load issued after a wait it does not need
+(load_order), the limit that binds occupancy and what would lift it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .load_order import LoadOrder, load_order
 from .occupancy import Occupancy, limits_for, occupancy, occupancy_for_kernel
-from .sass import InstructionMix, sass_mix
+from .sass import InstructionMix, disassemble, parse_sass
 
 
 @dataclass
@@ -22,11 +24,13 @@ class KernelReport:
     occupancy: Occupancy | None
     mix: InstructionMix | None
     notes: list[str] = field(default_factory=list)
+    load_order: LoadOrder | None = None  # global loads issued after a wait they do not need
 
     def to_dict(self) -> dict:
         return {"name": self.name, "arch": self.arch, "resources": self.resources.to_dict(),
                 "occupancy": self.occupancy.to_dict() if self.occupancy else None,
-                "mix": self.mix.to_dict() if self.mix else None, "notes": list(self.notes)}
+                "mix": self.mix.to_dict() if self.mix else None, "notes": list(self.notes),
+                "load_order": self.load_order.to_dict() if self.load_order else None}
 
 
 def _next_step_note(o: Occupancy) -> str | None:
@@ -49,7 +53,8 @@ def _next_step_note(o: Occupancy) -> str | None:
     return None
 
 
-def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None) -> list[str]:
+def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None,
+              order: LoadOrder | None = None) -> list[str]:
     notes = []
     if resources.spills:
         notes.append(f"ptxas spilled registers: {resources.spill_stores} B stored, {resources.spill_loads} B loaded "
@@ -60,6 +65,8 @@ def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None) -> l
     if mix is not None and mix.ldg and mix.widest_load_bits < 128:
         notes.append(f"global loads are at most {mix.widest_load_bits}-bit; 128-bit loads (LDG.E.128, 16 bytes per "
                      f"thread) cut load instructions {128 // max(mix.widest_load_bits, 8)}x")
+    if order is not None and order.note():
+        notes.append(order.note())
     if occ is not None:
         if occ.blocks_per_sm == 0:
             notes.append(f"cannot launch at {occ.threads} threads: {occ.reason}")
@@ -83,13 +90,15 @@ def inspect_module(compiled, *, threads: int | dict[str, int] = 256, dynamic_sme
         has_limits = True
     except Exception:
         has_limits = False
-    mixes = sass_mix(compiled.cubin) if with_sass else {}
+    text = disassemble(compiled.cubin) if with_sass else ""
+    mixes = {f.name: f.mix for f in parse_sass(text)}
+    orders = {lo.name: lo for lo in load_order(text)}
     reports = []
     for name in compiled.kernel_names():
         res = compiled.resources[name]
         t = threads.get(name, 256) if isinstance(threads, dict) else threads
         d = dynamic_smem.get(name, 0) if isinstance(dynamic_smem, dict) else dynamic_smem
         occ = occupancy_for_kernel(res, target, t, d) if has_limits else None
-        mix = mixes.get(name)
-        reports.append(KernelReport(name, compiled.arch, res, occ, mix, notes_for(res, occ, mix)))
+        mix, order = mixes.get(name), orders.get(name)
+        reports.append(KernelReport(name, compiled.arch, res, occ, mix, notes_for(res, occ, mix, order), order))
     return reports
