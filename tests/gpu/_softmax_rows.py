@@ -5,6 +5,7 @@ zero and replay correctly in a CUDA graph. Failures name the kernel the launch t
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from kernelab.check import compare_outputs, tolerance
@@ -15,6 +16,18 @@ from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as softmax_op
 
 OP = discover()["softmax"]
+
+
+def sm90_only(what: str):
+    """An autouse fixture for a test module (assign it to a module name): below sm_90 its tests skip,
+    saying what needs sm_90 (cp.async.bulk, and clusters for most)."""
+
+    @pytest.fixture(autouse=True)
+    def _needs_hopper():
+        if torch.cuda.get_device_capability() < (9, 0):
+            pytest.skip(f"{what} needs sm_90 ({'cp.async.bulk' if 'v9' in what else 'cp.async.bulk, clusters'})")
+
+    return _needs_hopper
 
 
 def planned_fit(v, n: int, dtype: str):

@@ -8,12 +8,11 @@ Failures name the instance the launch took (e.g. softmax_ac_c3_bf16) and the clu
 from __future__ import annotations
 
 import pytest
-import torch
 
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, assert_every_cluster_loops, planned_fit
+from ._softmax_rows import assert_counters_zero_and_graph_replays, assert_every_cluster_loops, planned_fit, sm90_only
 
 pytestmark = pytest.mark.gpu
 
@@ -21,10 +20,7 @@ OP = discover()["softmax"]
 V15 = OP.variant("v15_any_cluster")
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v15 needs sm_90 (cp.async.bulk, clusters)")
+_needs_hopper = sm90_only("v15")
 
 
 # (N, dtype, offset, the cluster size of the sm_90 / sm_100 plan)

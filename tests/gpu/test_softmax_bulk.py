@@ -26,7 +26,7 @@ from kernelab.ops.base import Case
 from kernelab.ops.build import target_arch
 from kernelab.ops.softmax import op as softmax_op
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
+from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel, sm90_only
 
 pytestmark = pytest.mark.gpu
 
@@ -38,10 +38,7 @@ VARIANTS = {"v7": V7, "v10": V10, "v12": V12}
 SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v7, v10 and v12 need sm_90 (cp.async.bulk, clusters)")
+_needs_hopper = sm90_only("v7, v10 and v12")
 
 
 def _module(meta=None, defines=None, base=V7):

@@ -29,6 +29,8 @@ from kernelab.ops.base import Case
 from kernelab.ops.build import target_arch
 from kernelab.ops.softmax import op as softmax_op
 
+from ._softmax_rows import sm90_only
+
 pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
@@ -38,10 +40,7 @@ SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 HANG_S = 60.0
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v9 needs sm_90 (cp.async.bulk)")
+_needs_hopper = sm90_only("v9")
 
 
 def _sync_or_die(what: str) -> None:

@@ -16,7 +16,7 @@ from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 
 from ._softmax_rows import (assert_counters_zero_and_graph_replays, assert_every_cluster_loops, planned_fit,
-                           run_kernel)
+                           run_kernel, sm90_only)
 
 pytestmark = pytest.mark.gpu
 
@@ -24,10 +24,7 @@ OP = discover()["softmax"]
 V16 = OP.variant("v16_half_blocks")
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v16 needs sm_90 (cp.async.bulk, clusters)")
+_needs_hopper = sm90_only("v16")
 
 
 # (N, dtype, offset, the cluster size of the sm_90 / sm_100 plan)

@@ -12,13 +12,12 @@ Failures name the instance the launch took (e.g. softmax_pr_c2_bf16) and the clu
 from __future__ import annotations
 
 import pytest
-import torch
 
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 
 from ._softmax_rows import (assert_counters_zero_and_graph_replays, assert_every_cluster_loops, planned_fit,
-                           run_kernel)
+                           run_kernel, sm90_only)
 
 pytestmark = pytest.mark.gpu
 
@@ -26,10 +25,7 @@ OP = discover()["softmax"]
 V13 = OP.variant("v13_packed_regs")
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v13 needs sm_90 (cp.async.bulk, clusters)")
+_needs_hopper = sm90_only("v13")
 
 
 def _run(v, case, dist="normal"):

@@ -24,6 +24,8 @@ from kernelab.ops.base import Case
 from kernelab.ops.build import target_arch
 from kernelab.ops.softmax import op as softmax_op
 
+from ._softmax_rows import sm90_only
+
 pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
@@ -31,10 +33,7 @@ V8 = OP.variant("v8_sm_rows")
 SUFFIX = {"bfloat16": "bf16", "float32": "f32"}
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v8 needs sm_90 (cp.async.bulk, clusters)")
+_needs_hopper = sm90_only("v8")
 
 
 def _module(meta=None, defines=None):

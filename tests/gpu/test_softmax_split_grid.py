@@ -18,7 +18,7 @@ from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as softmax_op
 
-from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel
+from ._softmax_rows import assert_counters_zero_and_graph_replays, run_kernel, sm90_only
 
 pytestmark = pytest.mark.gpu
 
@@ -26,10 +26,7 @@ OP = discover()["softmax"]
 V14 = OP.variant("v14_split_grid")
 
 
-@pytest.fixture(autouse=True)
-def _needs_hopper():
-    if torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("v14 needs sm_90 (cp.async.bulk, clusters)")
+_needs_hopper = sm90_only("v14")
 
 
 def _with_margin(margin: int, side_grid: str = "packed_regs"):
