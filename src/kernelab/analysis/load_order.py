@@ -34,8 +34,9 @@ four LDG.E.128 waited for the pivot's load (fp32 512.5 us; issued first, 499 us)
 It is a heuristic, not a proof: a loop body is walked once, the back edge is not followed,
 register pressure can make the compiler's order the right one, and scoreboard waits are not
 printed by cuobjdump (the walk infers them from register reads, which is what the
-scoreboards enforce). Session 20's audit of the library (NOTES.md) found it in the general
-row kernels' head/tail scalars, none on a bench shape's path but layernorm v5 bf16's pivot.
+scoreboards enforce). Session 20's audit (NOTES.md): on every bench shape's kernel, sm_80 to
+sm_120, the only findings wait on head/tail scalars, which aligned rows do not load
+(tests/cpu/test_bench_path_load_order.py keeps it so on sm_90).
 """
 
 from __future__ import annotations
