@@ -47,6 +47,11 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                one side (32 x 128, 128 x 32 at a 40-register cap, where 32 spill, 32 x 256, 256 x 32,
                32 x 64, 64 x 32; 128 x 128 does not fit 48 KiB of static shared memory), against the
                64 x 64 default and torch.compile, twice.
+    peel20:    (session 20) softmax fp32 32768 x 8192 (aligned rows) and 32768 x 8191 (3 rows in 4 with a head
+               scalar): v2_online's pass 1 as it is (its first LDG.E.128 waits for the head/tail scalars:
+               analysis.load_order) against PASS1_PEEL 1 (the first step's vectors first; 48 registers on
+               sm_90 where the default has 40, so 2 blocks an SM, not 3), as v2 and inside v4_dispatch
+               (whose fp32 8192 pick is v2's kernel), torch.compile beside them, twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -291,6 +296,26 @@ def tr19_sweeps(selected):
         Candidate(f"{v4} again", "existing", v4), Candidate("torch.compile again", "peer")])]
 
 
+def peel20_sweeps(selected):
+    """softmax fp32 rows of 8192 (aligned) and 8191 (misaligned): v2_online / v4_dispatch with and
+    without PASS1_PEEL (session 20). Predicted: 8191 1-5% faster with the peel (one DRAM round trip a
+    row in pass 1, not two, on 3 rows in 4); 8192 0-3% slower (no scalar to wait for, 2 blocks an SM
+    instead of 3)."""
+    if "softmax" not in selected:
+        return []
+    v2 = "v2_online"
+    out = []
+    for n in (8192, 8191):
+        peel = [Candidate(f"{v2} PASS1_PEEL=1", "new", v2, defines={"PASS1_PEEL": 1}),
+                Candidate(f"{V4} PASS1_PEEL=1", "new", V4, defines={"PASS1_PEEL": 1})]
+        out.append(Sweep("softmax", Case((32768, n), "float32"), "cold", Case((257, n), "float32", offset=1), [
+            Candidate("torch.compile", "peer"), Candidate(V4, "existing", V4), Candidate(v2, "existing", v2)]
+            + peel + [Candidate(f"{V4} again", "existing", V4), Candidate(f"{v2} again", "existing", v2)]
+            + [Candidate(f"{c.label} again", c.kind, c.variant, defines=c.defines) for c in peel]
+            + [Candidate("torch.compile again", "peer")]))
+    return out
+
+
 def lean17_sweeps(selected):
     """gelu_bias v6's lean kernel (one vector a thread, no run-time tests) at the graph-mode small shape."""
     if "gelu_bias" not in selected:
@@ -318,7 +343,8 @@ def lean17_sweeps(selected):
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
-        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps}
+        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
+        "peel20": peel20_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
