@@ -51,7 +51,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                scalar): v2_online's pass 1 as it is (its first LDG.E.128 waits for the head/tail scalars:
                analysis.load_order) against PASS1_PEEL 1 (the first step's vectors first; 48 registers on
                sm_90 where the default has 40, so 2 blocks an SM, not 3), as v2 and inside v4_dispatch
-               (whose fp32 8192 pick is v2's kernel), torch.compile beside them, twice.
+               (whose fp32 8192 pick is v2's kernel); rmsnorm v4 bf16 at the same shapes with and
+               without its PASS1_PEEL; torch.compile beside them, twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -297,14 +298,23 @@ def tr19_sweeps(selected):
 
 
 def peel20_sweeps(selected):
-    """softmax fp32 rows of 8192 (aligned) and 8191 (misaligned): v2_online / v4_dispatch with and
-    without PASS1_PEEL (session 20). Predicted: 8191 1-5% faster with the peel (one DRAM round trip a
-    row in pass 1, not two, on 3 rows in 4); 8192 0-3% slower (no scalar to wait for, 2 blocks an SM
-    instead of 3)."""
-    if "softmax" not in selected:
-        return []
-    v2 = "v2_online"
+    """softmax fp32 and rmsnorm bf16 rows of 8192 (aligned) and 8191 (misaligned): v2_online /
+    v4_dispatch and rmsnorm v4 with and without PASS1_PEEL (session 20). Predicted: 8191 1-5% faster
+    with the peel (one DRAM round trip a row in pass 1, not two, on the rows with a head: 3 in 4 fp32,
+    7 in 8 bf16); 8192 the same for rmsnorm (48 registers, not 50: 4 blocks an SM either way) and
+    0-3% slower for softmax (no scalar to wait for, 2 blocks an SM instead of 3)."""
     out = []
+    rms = "v4_l2_two_pass"
+    for n in (8192, 8191) if "rmsnorm" in selected else ():  # bf16: pass 1 waits for the head scalar
+        peel = Candidate(f"{rms} PASS1_PEEL=1", "new", rms, defines={"PASS1_PEEL": 1})
+        out.append(Sweep("rmsnorm", Case((32768, n), "bfloat16"), "cold", Case((257, n), "bfloat16", offset=1), [
+            Candidate("torch.compile", "peer"), Candidate(rms, "existing", rms), peel,
+            Candidate(f"{rms} again", "existing", rms),
+            Candidate(f"{peel.label} again", "new", rms, defines=peel.defines),
+            Candidate("torch.compile again", "peer")]))
+    if "softmax" not in selected:
+        return out
+    v2 = "v2_online"
     for n in (8192, 8191):
         peel = [Candidate(f"{v2} PASS1_PEEL=1", "new", v2, defines={"PASS1_PEEL": 1}),
                 Candidate(f"{V4} PASS1_PEEL=1", "new", V4, defines={"PASS1_PEEL": 1})]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from kernelab.analysis.sass import run_cuobjdump
+from kernelab.analysis.load_order import load_order
+from kernelab.analysis.sass import disassemble, run_cuobjdump
 from kernelab.gpu import CI_ARCHS, compile_file
 from kernelab.ops import discover
 from kernelab.ops.build import target_arch
@@ -90,3 +91,19 @@ def test_layernorm_v5_fp32_defaults_are_the_measured_build():
     ins = _sass_lines(m.cubin, "layernorm_f32")
     first_fp = next(i for i, ln in enumerate(ins) if re.search(r"\b(FADD|FFMA|FMUL)\b", ln))
     assert sum("LDG.E.EL.128" in ln for ln in ins[:first_fp]) == 4, "pass 1's vectors before the first FP op"
+
+
+def test_rmsnorm_v4_pass1_peel_issues_the_vectors_before_the_scalars():
+    """PASS1_PEEL 1 (session 20, default 0 until measured): with 0, bf16's pass 1 converts the head scalar
+    before its first LDG.E.EL.128 (analysis.load_order; a second DRAM round trip on a row with a head or
+    tail), with 1 pass 1 has no such load on any CI arch, without spills or a register past the cap."""
+    for arch in CI_ARCHS:
+        found = {}
+        for peel in (0, 1):
+            m = compile_file(V4.path, arch=arch, defines={**RMS.defines(V4), "PASS1_PEEL": peel})
+            res = m.resources["rmsnorm_bf16"]
+            assert res.registers <= 64 and not res.spills, (arch, peel)  # 1024 threads an SM / 256
+            assert m.resources["rmsnorm_f32"].registers <= 40 and not m.resources["rmsnorm_f32"].spills
+            lo = {o.name: o for o in load_order(disassemble(m.cubin))}["rmsnorm_bf16"]
+            found[peel] = [s.load_text for s in lo.late_first_wide if "LDG.E.EL.128" in s.load_text]  # pass 1's
+        assert found[0] and not found[1], (arch, found)

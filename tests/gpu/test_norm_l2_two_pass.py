@@ -2,7 +2,7 @@
 per-variant test (test_ops_mem_b.py: the header's defaults only) does not build: other geometries
 (`@block` 128 / 256 / 1024, `@rows_per_block` 2 with a group past the last row that must still
 reach the barrier, 8 = a warp per row that leaves early), the other load/store PTX forms of
-norm_l2.cuh (X1_HINT 0/2/3, X2_HINT 0/2/3, W_HINT 1, Y_STORE 1/2) and unrolls that do not divide a
+norm_l2.cuh (X1_HINT 0/2/3, X2_HINT 0/2/3, W_HINT 1, Y_STORE 1/2), PASS1_PEEL 1, and unrolls that do not divide a
 row's vectors (UNROLL 3, UNROLL2 2), on the shapes that break row kernels: N = 1 and odd N (tail
 scalars only), misaligned rows (a scalar head), y or the parameters out of x's 16-byte phase (the
 general pass-2 body), |mean| >> std (layernorm's moments), and rows wider than one step."""
@@ -34,6 +34,8 @@ KNOBS = [
     ({"X1_HINT": 0, "X2_HINT": 0}, {"block": "128"}),
     ({"X1_HINT": 2, "X2_HINT": 2, "W_HINT": 1, "Y_STORE": 2}, {"block": "256"}),
     ({"X1_HINT": 3, "X2_HINT": 3, "Y_STORE": 1, "UNROLL": 3, "UNROLL2": 2}, {}),
+    ({"PASS1_PEEL": 1}, {}),  # pass 1's first vectors before the scalars (both dtypes; session 20)
+    ({"PASS1_PEEL": 1, "UNROLL": 3}, {"block": "128"}),  # several steps a row, a partial last one
 ]
 
 
