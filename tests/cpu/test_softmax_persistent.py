@@ -116,10 +116,11 @@ def _planned_names(v, cc, dtype):
     return out
 
 
-def _v4_kernels(arch):
+def _v4_kernels(arch, v=V4):
     """Kernel names v4_dispatch.cu declares when compiled for `arch` (its `#if __CUDA_ARCH__ >= 900`
-    blocks hold the cluster instances), from the compiled module (what a launch can find)."""
-    return set(compile_variant(OP, V4, arch=arch).resources)
+    blocks hold the cluster instances; the lists no entry names are left out: softmax_op.dispatch_lists),
+    from the compiled module (what a launch can find)."""
+    return set(compile_variant(OP, v, arch=arch).resources)
 
 
 @pytest.mark.parametrize("strategy,elems", [("persistent", 32), ("persistent", 64), ("warp", 32), ("block", 32),
@@ -128,8 +129,8 @@ def _v4_kernels(arch):
                                             ("wide", 32)])
 def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, strategy, elems):
     """Flipping an entry of DISPATCH_SM90 to another strategy (the lead's one-word change after a
-    sweep), or DISPATCH_PERSISTENT_ELEMS to 64, must only name instances v4 holds for that arch."""
-    kernels = {(8, 0): _v4_kernels("sm_80"), (9, 0): _v4_kernels("sm_90")}
+    sweep), or DISPATCH_PERSISTENT_ELEMS to 64, must only name instances v4 holds for that arch, once
+    compiled from the flipped tables (they decide which optional instance lists v4 builds)."""
     for table_name in ("DISPATCH_SM90", "DISPATCH_OLDER"):
         table = getattr(softmax_op, table_name)
         flipped = {dt: tuple((w, strategy) for w, _ in entries) for dt, entries in table.items()}
@@ -137,6 +138,7 @@ def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, st
     monkeypatch.setattr(softmax_op, "DISPATCH_PERSISTENT_ELEMS", {dt: elems for dt in OP.dtypes})
     softmax_op._plan.cache_clear()
     try:
+        kernels = {(8, 0): _v4_kernels("sm_80"), (9, 0): _v4_kernels("sm_90")}
         for cc in ((8, 0), (9, 0)):
             for dt in OP.dtypes:
                 missing = _planned_names(V4, cc, dt) - kernels[cc]
@@ -148,9 +150,14 @@ def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, st
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100", "sm_120"])
 def test_v4_holds_v5_instances_for_its_arch_without_spills(arch):
-    """v4 includes v5: the warp and single-block instances build everywhere, the clusters on sm_90+.
-    (sm_80 has no clusters, so a "persistent" entry there picks blocks up to 16384 and falls through.)"""
-    m = compile_variant(OP, V4, arch=arch)
+    """v4 built for a "persistent" entry includes v5: the warp and single-block instances build
+    everywhere, the clusters on sm_90+. (sm_80 has no clusters, so a "persistent" entry there picks
+    blocks up to 16384 and falls through.) Its default build leaves them out (no entry names them)."""
+    import dataclasses
+
+    assert not any(k.startswith(("softmax_pc_", "softmax_pw_")) for k in _v4_kernels(arch))
+    persistent = dataclasses.replace(V4, meta={**V4.meta, "dispatch_only": "persistent"})
+    m = compile_variant(OP, persistent, arch=arch)
     for dt in OP.dtypes:
         want = _planned_names(V5, Arch.parse(arch).cc, dt)
         missing = want - set(m.resources)
@@ -225,7 +232,7 @@ def test_dispatch_only_names_kernels_v4_holds(only):
     import dataclasses
 
     v = dataclasses.replace(V4, meta={**V4.meta, "dispatch_only": only})
-    kernels = _v4_kernels("sm_90")
+    kernels = _v4_kernels("sm_90", v)
     for dt in OP.dtypes:
         names = _planned_names(v, (9, 0), dt)
         assert names <= kernels, f"{only} {dt}: v4 lacks {sorted(names - kernels)}"

@@ -100,7 +100,8 @@ def test_cluster_of_16_is_schedulable():
 
 def test_dispatch_routed_to_v5_everywhere_is_correct(monkeypatch):
     """The table flipped to "persistent" (what a sweep verdict may ask for): v4 must hold the
-    instances and they must be right on the op's test cases (normal inputs)."""
+    instances and they must be right on the op's test cases (normal inputs). The flip changes v4's
+    defines (V4_PERSISTENT, softmax_op.dispatch_lists), so load_variant builds it again."""
     v4 = OP.variant("v4_dispatch")
     for name in ("DISPATCH_SM90", "DISPATCH_OLDER"):
         table = getattr(softmax_op, name)

@@ -34,12 +34,16 @@ def compile_variant(op: OpSpec, variant: Variant, arch=None, compiler: str = "nv
 
 
 def load_variant(op: OpSpec, variant: Variant) -> Module:
+    """The loaded module of `variant` on the current device, built once per (file, device, defines):
+    a variant whose header values change its macros (`dataclasses.replace(v, meta=...)`, or v4_dispatch
+    after its tables change) gets its own build, not the first one loaded (~2 us a call for the key)."""
     import torch
 
-    key = (str(variant.path), torch.cuda.current_device())
+    defines = op.defines(variant)
+    key = (str(variant.path), torch.cuda.current_device(), tuple(sorted(defines.items())))
     mod = _loaded.get(key)
     if mod is None:
-        mod = Module(compile_variant(op, variant), op.defines(variant))
+        mod = Module(compile_variant(op, variant), defines)
         _loaded[key] = mod
     return mod
 

@@ -189,7 +189,9 @@ class Softmax(OpSpec):
         if variant.meta.get("strategy") == "sm_rows":
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
             return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
-        if variant.meta.get("strategy") in ("dispatch", "split_grid"):  # v4, v14: v12's instances, built so
+        if variant.meta.get("strategy") == "dispatch":  # v4: v12's instances built so, and its optional lists
+            return {**bulk_defines(*DISPATCH_BULK), **dispatch_lists(variant)}
+        if variant.meta.get("strategy") == "split_grid":  # v14: v12's instances, built so
             return bulk_defines(*DISPATCH_BULK)
         if variant.meta.get("strategy") != "packed":
             return {}
@@ -353,11 +355,23 @@ DISPATCH_SPLIT_SIDE = "packed_regs"
 # "split": v4 holds only the instances its table uses; time v6 and v14 themselves.)
 DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "any_cluster",
                     "half_blocks", "wide")
+
+
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
 DISPATCH_OLDER = {
     "bfloat16": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
     "float32": ((1024, "warp"), (rows.MAX_BLOCK_N, "block")),
 }
+
+
+def dispatch_lists(variant) -> dict[str, int]:
+    """v4_dispatch's optional instance lists (V4_CLUSTER: v3's clusters, V4_PERSISTENT: v5's), each
+    compiled only when an entry of DISPATCH_SM90 / DISPATCH_OLDER or the variant's `@dispatch_only`
+    names its strategy (no other entry plans them): 48 of 152 kernels, a third of v4's compile time."""
+    named = {s for table in (DISPATCH_SM90, DISPATCH_OLDER) for entries in table.values() for _, s in entries}
+    named |= set(variant.meta.get("dispatch_only", "").split()[:1])
+    return {"V4_CLUSTER": int("cluster" in named), "V4_PERSISTENT": int("persistent" in named)}
+
 
 # ---- v5_persistent's instances -----------------------------------------------------------------
 PERSISTENT_BLOCK_THREADS = (64, 128, 256, 512)  # C = 1: rows of 2048 .. 16384

@@ -30,8 +30,8 @@
 //                               Until session 14 the table went by proximity to the powers of two
 //                               measured, which lost up to 1.4x between them.
 //     before sm_90: v0 to 1024, v1 to 32768, v2 beyond; wider rows everywhere: v2.
-//   v5's persistent instances are compiled in too, so a sweep's verdict is a one-word change
-//   in op.py ("persistent" in DISPATCH_SM90).
+//   v5's persistent instances are compiled in when an entry names "persistent", so a sweep's verdict
+//   is still a one-word change in op.py ("persistent" in DISPATCH_SM90).
 //   Every strategy keeps 32 elements per thread (4 x 16 B bf16, 8 x 16 B fp32), so a
 //   thread's registers hold the same 128 bytes (bf16: 64 B loaded) whatever the width.
 // Why: no single shape of work fits rows from 1 to 262144 wide: a warp per row wastes
@@ -44,6 +44,16 @@
 //
 // @strategy dispatch
 // @access_bytes 16
+// Instance lists no entry of op.py's tables names are left out (session 20: v3's and v5's, 48 of 152
+// kernels; sm_90 compile 9.6 s instead of 14.4 on 2 cores). Softmax.defines passes V4_CLUSTER and
+// V4_PERSISTENT from the tables and `@dispatch_only`, so flipping an entry to either strategy still
+// takes one word in op.py; compiled by hand without them, v4 holds every list.
+#ifndef V4_CLUSTER
+#define V4_CLUSTER 1
+#endif
+#ifndef V4_PERSISTENT
+#define V4_PERSISTENT 1
+#endif
 #define SOFTMAX_NO_ENTRY_POINTS  // take the strategies' device code; the entry points are below
 #include "v0_warp_row.cu"
 #include "v1_block_row.cu"
@@ -71,15 +81,19 @@
 // v2: online softmax, any width.
 #include "online_instances.cuh"  // softmax_online_t512_*
 
-// v3: clusters (sm_90+ only; on older GPUs the launch never asks for these names).
-#if __CUDA_ARCH__ >= 900
+// v3: clusters (sm_90+ only; on older GPUs the launch never asks for these names), compiled only when
+// a table entry (or `@dispatch_only`) is "cluster": op.py's dispatch_lists passes V4_CLUSTER.
+#if __CUDA_ARCH__ >= 900 && V4_CLUSTER
 #include "cluster_instances.cuh"  // softmax_cluster_t*_c*_*
 #endif
 
 // v5: persistent warps and blocks (any arch), clusters (sm_90+): the instances op.py's
 // persistent_plan picks (without a `@threads` knob), for DISPATCH_SM90 entries "persistent",
-// 32 or 64 elements a thread (DISPATCH_PERSISTENT_ELEMS).
+// 32 or 64 elements a thread (DISPATCH_PERSISTENT_ELEMS); compiled only when an entry (or
+// `@dispatch_only`) is "persistent" (V4_PERSISTENT).
+#if V4_PERSISTENT
 #include "persistent_instances.cuh"  // softmax_pw_*, softmax_pc_*: v5's, less the clusters only `@threads` takes
+#endif
 
 // v6_packed_rows's instances (all of v6's, built with its header's default knobs).
 #include "packed_rows_instances.cuh"  // softmax_pk_*
