@@ -178,3 +178,53 @@ def test_inspect_says_so():
     assert r.load_order is not None and r.load_order.late_first_wide
     assert any("round trip it does not need" in n for n in r.notes)
     assert r.to_dict()["load_order"]["late_first_wide"]
+
+
+def test_the_largest_batch_a_thread_issues_before_it_waits():
+    assert one(*PIVOT_FIRST).max_batch_bytes == 16  # 4 B, a wait, then 16 B
+    assert one(PIVOT_FIRST[0], PIVOT_FIRST[2], PIVOT_FIRST[1], *PIVOT_FIRST[3:]).max_batch_bytes == 20
+    from pathlib import Path
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "sass" / "nvrtc_sm_90.sass"  # tests/fixtures/sass/source.cu
+    got = {lo.name: lo.max_batch_bytes for lo in load_order(fixture.read_text())}
+    assert (got["copy_vec4"], got["copy_f64"], got["bytes_and_halves"]) == (16, 8, 3)  # a u8 and a half
+
+
+def test_littles_law_note():
+    """vector_add v0 on the H200 (8 B a thread, 2048 threads an SM) is capped near 2.9 TB/s of reads; 16 B a
+    thread is not (5.8 TB/s: past the 0.9 x 4.8 TB/s the note stays quiet for); no spec or no loads: no note."""
+    from kernelab.analysis import DEVICES, occupancy
+    from kernelab.analysis.inspect import LOADED_DRAM_LATENCY_S, in_flight_note, spec_for_arch
+    from kernelab.analysis.load_order import LoadOrder
+
+    h200 = spec_for_arch("sm_90")
+    assert h200 is DEVICES["H200"] and spec_for_arch("sm_80").name.startswith("A100")
+    assert spec_for_arch("sm_75") is None and spec_for_arch("not an arch") is None
+    full = occupancy((9, 0), 256, 16, 0)  # 8 blocks of 256
+    note = in_flight_note(LoadOrder("k", max_batch_bytes=8), full, h200)
+    bound = 8 * 2048 * 132 / LOADED_DRAM_LATENCY_S
+    assert note and "16 KiB" in note and "2048 threads" in note and f"{bound / 1e12:.2f} TB/s" in note
+    assert 2.3e12 < bound < 3.3e12  # above vector_add v0's measured 2.32 TB/s of reads: a ceiling
+    assert in_flight_note(LoadOrder("k", max_batch_bytes=16), full, h200) is None
+    assert in_flight_note(LoadOrder("k", max_batch_bytes=8), full, None) is None
+    assert in_flight_note(LoadOrder("k"), full, h200) is None
+
+
+@needs_cuobjdump
+def test_inspect_names_too_few_bytes_in_flight():
+    from kernelab.analysis import inspect_module
+    from kernelab.gpu import compile_source
+
+    src = """
+    extern "C" __global__ void add_u8(const unsigned char* __restrict__ a, unsigned char* __restrict__ b, int n) {
+      const int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) b[i] = a[i] + 1;
+    }
+    extern "C" __global__ void add_vec(const uint4* __restrict__ a, uint4* __restrict__ b, int n) {
+      const int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) { uint4 v = a[i]; v.x += 1; b[i] = v; }
+    }"""
+    reports = {r.name: r for r in inspect_module(compile_source(src, name="u8.cu", arch="sm_90"), threads=256)}
+    assert any("Little's law" in n for n in reports["add_u8"].notes)
+    assert not any("Little's law" in n for n in reports["add_vec"].notes)
+    assert reports["add_u8"].to_dict()["load_order"]["max_batch_bytes"] == 1

@@ -4,13 +4,15 @@ For each kernel: the ptxas resources (registers, spills, shared memory, barriers
 occupancy at a block size on the module's architecture, the SASS instruction mix, and
 short notes that say why a kernel may be slower than its roof (spills, local memory,
 narrow global accesses, a stream's first load issued after a wait it does not need
-(load_order), the limit that binds occupancy and what would lift it).
+(load_order), too few bytes in flight per SM for the device's bandwidth (Little's law), the
+limit that binds occupancy and what would lift it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .devices import DEFAULT_DEVICE, DEVICES, DeviceSpec
 from .load_order import LoadOrder, load_order
 from .occupancy import Occupancy, limits_for, occupancy, occupancy_for_kernel
 from .sass import InstructionMix, disassemble, parse_sass
@@ -53,8 +55,47 @@ def _next_step_note(o: Occupancy) -> str | None:
     return None
 
 
+# DRAM latency under load, for Little's law. vector_add v0's bench rows on the H200 (2^28, 2048 threads an
+# SM, one load each of a and b a thread) imply 930 ns (fp32: 16 KiB an SM in flight, reads 2/3 of its
+# 3487 GB/s) and 760 ns (bf16: 8 KiB, 2/3 of 2137 GB/s); the seeds say ~600 ns; an unloaded pointer
+# chase measured 343 ns (lab small_grid). The bound below is a ceiling, so it takes just under the lower
+# figure: both rows stay under it (bf16 1.43 TB/s of reads against its 1.44, fp32 2.32 against 2.88).
+LOADED_DRAM_LATENCY_S = 750e-9
+
+
+def spec_for_arch(arch) -> DeviceSpec | None:
+    """The device a static report assumes for an arch: the default (H200) for its cc, else the first
+    listed with that cc (A100 for sm_80), else None."""
+    from ..gpu import Arch
+
+    try:
+        cc = Arch.parse(str(arch)).cc
+    except Exception:
+        return None
+    if DEVICES[DEFAULT_DEVICE].cc == cc:
+        return DEVICES[DEFAULT_DEVICE]
+    return next((d for d in DEVICES.values() if d.cc == cc), None)
+
+
+def in_flight_note(order: LoadOrder | None, occ: Occupancy | None, spec: DeviceSpec | None) -> str | None:
+    """Little's law: a thread's largest batch of loads x the threads an SM holds x the SMs, over the
+    loaded latency, bounds the read bandwidth. A note when that bound is under 90% of the device's."""
+    if order is None or occ is None or spec is None or not order.max_batch_bytes or not occ.blocks_per_sm:
+        return None
+    threads = occ.threads * occ.blocks_per_sm
+    per_sm = order.max_batch_bytes * threads
+    bound = per_sm * spec.sm_count / LOADED_DRAM_LATENCY_S
+    if bound >= 0.9 * spec.memory_bandwidth:
+        return None
+    return (f"at most {per_sm / 1024:.0f} KiB of global loads in flight per SM ({order.max_batch_bytes} B a thread "
+            f"before it waits x {threads} threads): at ~{LOADED_DRAM_LATENCY_S * 1e9:.0f} ns of loaded DRAM latency, "
+            f"Little's law caps reads near {bound / 1e12:.2f} TB/s ({bound / spec.memory_bandwidth:.0%} of the "
+            f"{spec.name}'s {spec.memory_bandwidth / 1e12:.2f}); wider loads (16 B a thread), more of them before "
+            f"the first use, or more threads an SM lift it")
+
+
 def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None,
-              order: LoadOrder | None = None) -> list[str]:
+              order: LoadOrder | None = None, spec: DeviceSpec | None = None) -> list[str]:
     notes = []
     if resources.spills:
         notes.append(f"ptxas spilled registers: {resources.spill_stores} B stored, {resources.spill_loads} B loaded "
@@ -67,6 +108,8 @@ def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None,
                      f"thread) cut load instructions {128 // max(mix.widest_load_bits, 8)}x")
     if order is not None and order.note():
         notes.append(order.note())
+    if (flight := in_flight_note(order, occ, spec)) is not None:
+        notes.append(flight)
     if occ is not None:
         if occ.blocks_per_sm == 0:
             notes.append(f"cannot launch at {occ.threads} threads: {occ.reason}")
@@ -90,6 +133,7 @@ def inspect_module(compiled, *, threads: int | dict[str, int] = 256, dynamic_sme
         has_limits = True
     except Exception:
         has_limits = False
+    spec = spec_for_arch(compiled.arch)
     text = disassemble(compiled.cubin) if with_sass else ""
     mixes = {f.name: f.mix for f in parse_sass(text)}
     orders = {lo.name: lo for lo in load_order(text)}
@@ -100,5 +144,5 @@ def inspect_module(compiled, *, threads: int | dict[str, int] = 256, dynamic_sme
         d = dynamic_smem.get(name, 0) if isinstance(dynamic_smem, dict) else dynamic_smem
         occ = occupancy_for_kernel(res, target, t, d) if has_limits else None
         mix, order = mixes.get(name), orders.get(name)
-        reports.append(KernelReport(name, compiled.arch, res, occ, mix, notes_for(res, occ, mix, order), order))
+        reports.append(KernelReport(name, compiled.arch, res, occ, mix, notes_for(res, occ, mix, order, spec), order))
     return reports

@@ -184,6 +184,9 @@ class LoadOrder:
     serialized: list[SerializedLoad] = field(default_factory=list)  # every independent load after a wait
     # the finding: a region's first load of the kernel's widest width (the stream: LDG.E.128) among them
     late_first_wide: list[SerializedLoad] = field(default_factory=list)
+    # the most bytes of LDG / LD a thread issues between two waits (predicated loads counted): what one
+    # thread can have in flight, for Little's law (inspect's note)
+    max_batch_bytes: int = 0
 
     def note(self) -> str | None:
         """One line for `kernelab inspect`, or None when the stream's first loads are in the first batch."""
@@ -196,7 +199,7 @@ class LoadOrder:
 
     def to_dict(self) -> dict:
         return {"loads": self.loads, "waits": self.waits, "serialized": len(self.serialized),
-                "late_first_wide": [str(s) for s in self.late_first_wide]}
+                "late_first_wide": [str(s) for s in self.late_first_wide], "max_batch_bytes": self.max_batch_bytes}
 
 
 def _walk(name: str, instructions: list[Instruction]) -> LoadOrder:
@@ -211,12 +214,14 @@ def _walk(name: str, instructions: list[Instruction]) -> LoadOrder:
     widest = max((_bits(i.opcode) for i in instructions if i.op in _STREAM_LOADS), default=0)
     wide_seen = False  # a load of the widest width met in this region
     skips: list[int] = []  # targets of forward conditional branches seen: code before them may be jumped over
+    batch_bits = 0  # stream-load bits issued since the last wait
     for ins in instructions:
         op = ins.op
         skips = [t for t in skips if t > ins.addr]
         waited = [pending[r] for r in ins.sources if r in pending]
         if waited:
             res.waits += 1
+            batch_bits = 0
             newest = max(waited)
             for r in [r for r, a in pending.items() if a <= newest]:
                 del pending[r]
@@ -224,6 +229,9 @@ def _walk(name: str, instructions: list[Instruction]) -> LoadOrder:
                 guarded = all(loads[a].guard for a in waited)
                 last_wait = (ins, newest, loads[newest].guard if guarded else None)
         is_load = op in _GLOBAL_LOADS and bool(ins.dests)
+        if is_load and op in _STREAM_LOADS:
+            batch_bits += _bits(ins.opcode)
+            res.max_batch_bytes = max(res.max_batch_bytes, batch_bits // 8)
         if is_load:
             res.loads += 1
             loads[ins.addr] = ins
@@ -256,6 +264,7 @@ def _walk(name: str, instructions: list[Instruction]) -> LoadOrder:
                 skips.clear()
                 shared_is_data = control_is_data = wide_seen = False
                 last_wait = None
+                batch_bits = 0
             else:
                 if (ins.guard or "").lstrip("!") in data:
                     control_is_data = True
