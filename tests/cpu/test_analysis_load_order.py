@@ -208,6 +208,17 @@ def test_littles_law_note():
     assert in_flight_note(LoadOrder("k", max_batch_bytes=16), full, h200) is None
     assert in_flight_note(LoadOrder("k", max_batch_bytes=8), full, None) is None
     assert in_flight_note(LoadOrder("k"), full, h200) is None
+    # a kernel that moves its rows with bulk copies (TMA) or cp.async: no LDG shows those bytes, no note
+    from types import SimpleNamespace
+
+    from kernelab.analysis import InstructionMix
+    from kernelab.analysis.inspect import notes_for
+
+    res = SimpleNamespace(spills=0, stack_frame=0)
+    narrow = LoadOrder("k", max_batch_bytes=8)
+    assert any("Little's law" in n for n in notes_for(res, full, InstructionMix(), narrow, h200))
+    assert not any("Little's law" in n for n in notes_for(res, full, InstructionMix(tma=2), narrow, h200))
+    assert not any("Little's law" in n for n in notes_for(res, full, InstructionMix(ldgsts=4), narrow, h200))
 
 
 @needs_cuobjdump

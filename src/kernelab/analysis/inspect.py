@@ -108,7 +108,9 @@ def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None,
                      f"thread) cut load instructions {128 // max(mix.widest_load_bits, 8)}x")
     if order is not None and order.note():
         notes.append(order.note())
-    if (flight := in_flight_note(order, occ, spec)) is not None:
+    # bulk copies (TMA, cp.async.bulk) and cp.async keep bytes in flight that no LDG shows: no bound then
+    async_copies = mix is not None and (mix.tma or mix.ldgsts)
+    if not async_copies and (flight := in_flight_note(order, occ, spec)) is not None:
         notes.append(flight)
     if occ is not None:
         if occ.blocks_per_sm == 0:
