@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .sass import _width as _width_bits
+from .sass import access_bits
 
 _INSTR = re.compile(r"^\s*/\*(?P<addr>[0-9a-fA-F]{4,})\*/\s+(?P<body>[^;]*?)\s*;")
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
@@ -92,7 +92,7 @@ def _regs(operand: str, width: int = 1) -> list[str]:
     return out
 
 
-def _width(opcode: str) -> int:
+def _regs_moved(opcode: str) -> int:
     """Registers in a value the instruction moves: .128 -> 4, .64 / .WIDE -> 2, else 1."""
     mods = opcode.split(".")[1:]
     if "128" in mods:
@@ -103,8 +103,8 @@ def _width(opcode: str) -> int:
 
 
 def _bits(opcode: str) -> int:
-    """Bits a thread moves in one global access (sass._width's rule: .128, .64, .U16, .U8, else 32)."""
-    return _width_bits(opcode.split(".")[1:])
+    """Bits a thread moves in one global access (sass.access_bits: .128, .64, .U16, .U8, else 32)."""
+    return access_bits(opcode.split(".")[1:])
 
 
 def _branch_target(ins: Instruction) -> int | None:
@@ -142,7 +142,7 @@ def parse_instruction(addr: int, body: str) -> Instruction | None:
     op = opcode.split(".", 1)[0]
     operands = _split_operands(rest)
     address_regs = tuple(r for m in _ADDRESS.finditer(rest) for r in _regs(m["inside"]))
-    width = _width(opcode)
+    width = _regs_moved(opcode)
     if op in _NO_DEST or opcode.startswith("SYNCS.ARRIVE"):
         dests: list[str] = []
         srcs = [r for o in operands for r in _regs(o, width if "[" not in o else 1)]

@@ -49,7 +49,7 @@ _CODE_FOR = re.compile(r"^\s*code for (?P<arch>sm_\w+)")
 _TARGET = re.compile(r"^\s*\.target\s+(?P<arch>sm_\w+)")
 
 
-def _width(parts: list[str]) -> int:
+def access_bits(parts: list[str]) -> int:
     """Access width in bits from the modifiers of LDG/STG: .U8/.S8, .U16/.S16, .64, .128, .256, else 32."""
     for p in parts:
         if p in ("U8", "S8"):
@@ -130,10 +130,10 @@ class InstructionMix:
             return
         self.total += 1
         if op == "LDG":
-            name = f"ldg{_width(mods)}"
+            name = f"ldg{access_bits(mods)}"
             setattr(self, name, getattr(self, name) + 1)
         elif op == "STG":
-            name = f"stg{_width(mods)}"
+            name = f"stg{access_bits(mods)}"
             setattr(self, name, getattr(self, name) + 1)
         elif op in ("ATOMG", "RED", "REDG", "ATOM"):
             self.atomics += 1
