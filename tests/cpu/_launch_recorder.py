@@ -36,3 +36,26 @@ def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tupl
         outputs = op.make_outputs(case, inputs)
         launch_variant(op, Kernel(op.kernel_name(case.dtype)), v, case, inputs, outputs)
     return calls
+
+
+# What launches ask of an H200, for tests without one: its SM count, the blocks an SM takes (1024-thread
+# blocks one, the others two) and the clusters each v14 instance fits alone (main grids 240 blocks, two
+# an SM; side grids one block an SM).
+H200_SMS = 132
+
+
+def h200_blocks_per_sm(name, block):
+    return 1 if block == 1024 else 2
+
+
+def h200_clusters(kernel, block, cluster, smem=0):
+    return (240 if "_sg_a_" in kernel.name else H200_SMS) // cluster[0]
+
+
+def patch_h200(monkeypatch):
+    """device_info and the cluster-occupancy query answer as an H200 does."""
+    import kernelab.gpu as kgpu
+    from kernelab.gpu import tensormap
+
+    monkeypatch.setattr(kgpu, "device_info", lambda *a: type("D", (), {"sm_count": H200_SMS})())
+    monkeypatch.setattr(tensormap, "max_active_clusters", h200_clusters)

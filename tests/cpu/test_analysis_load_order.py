@@ -194,7 +194,8 @@ def test_littles_law_note():
     """vector_add v0 on the H200 (8 B a thread, 2048 threads an SM) is capped near 2.9 TB/s of reads; 16 B a
     thread is not (5.8 TB/s: past the 0.9 x 4.8 TB/s the note stays quiet for); no spec or no loads: no note."""
     from kernelab.analysis import DEVICES, occupancy
-    from kernelab.analysis.inspect import LOADED_DRAM_LATENCY_S, in_flight_note, spec_for_arch
+    from kernelab.analysis.devices import spec_for_arch
+    from kernelab.analysis.inspect import LOADED_DRAM_LATENCY_S, in_flight_note
     from kernelab.analysis.load_order import LoadOrder
 
     h200 = spec_for_arch("sm_90")

@@ -17,7 +17,7 @@ from kernelab.analysis.sass import disassemble
 from kernelab.gpu.toolchain import cuobjdump_path
 from kernelab.ops import OpSpec, compile_variant, discover
 
-from ._launch_recorder import record_launches
+from ._launch_recorder import h200_blocks_per_sm, patch_h200, record_launches
 
 pytestmark = pytest.mark.skipif(cuobjdump_path() is None, reason="no cuobjdump (pip install nvidia-cuda-cuobjdump)")
 
@@ -38,8 +38,6 @@ def fake_h200(monkeypatch):
     """What launches ask of the GPU, as an H200 answers (132 SMs; v14's cluster counts), and inputs
     that are allocations without values (the launch reads no value; 1 GiB of random numbers would
     cost CI seconds each)."""
-    import kernelab.gpu as kgpu
-    from kernelab.gpu import tensormap
     from kernelab.ops.softmax import op as softmax_op
 
     class Stream:
@@ -56,9 +54,7 @@ def fake_h200(monkeypatch):
             n *= s
         return torch.empty(n + offset, dtype=getattr(torch, dtype), device=device)[offset:].view(tuple(shape))
 
-    monkeypatch.setattr(kgpu, "device_info", lambda *a: type("D", (), {"sm_count": 132})())
-    monkeypatch.setattr(tensormap, "max_active_clusters",
-                        lambda k, block, cluster, smem=0: (240 if "_sg_a_" in k.name else 132) // cluster[0])
+    patch_h200(monkeypatch)
     monkeypatch.setattr(softmax_op, "_split_stream", lambda device: (Stream(), Event(), Event()))
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: Stream())
     monkeypatch.setattr(OpSpec, "tensor", staticmethod(empty_view))
@@ -72,7 +68,7 @@ def bench_path_kernels() -> dict[str, set[str]]:
         op = ops[name]
         for case in op.bench_cases():
             v = op.variant(op.best_variant_for(case.dtype))
-            calls = record_launches(op, [(v, case)], blocks_per_sm=lambda k, block: 1 if block == 1024 else 2)
+            calls = record_launches(op, [(v, case)], blocks_per_sm=h200_blocks_per_sm)
             launched.setdefault(v.id, set()).update(c[0] for c in calls)
     return launched
 

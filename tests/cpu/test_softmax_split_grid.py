@@ -17,7 +17,7 @@ from kernelab.gpu import CompileError, compile_file, tensormap
 from kernelab.ops import Case, discover
 from kernelab.ops.softmax import op as softmax_op
 
-from ._launch_recorder import record_launches
+from ._launch_recorder import h200_blocks_per_sm, patch_h200, record_launches
 
 OP = discover()["softmax"]
 V14 = OP.variant("v14_split_grid")
@@ -96,9 +96,7 @@ class _Event:
         self.log.append((self.name, "recorded on", stream.name))
 
 
-def _per_sm(name, block):
-    """Blocks an SM as on the H200: 1024-thread blocks one, the others two."""
-    return 1 if block == 1024 else 2
+_per_sm = h200_blocks_per_sm  # blocks an SM as on the H200: 1024-thread blocks one, the others two
 
 
 @pytest.fixture
@@ -107,9 +105,7 @@ def fake_gpu(monkeypatch):
     blocks, two an SM; side grids one block an SM), and streams and events that log what they are asked."""
     log = []
     caller, side = _Stream("caller", log), _Stream("side", log)
-    monkeypatch.setattr(kgpu, "device_info", lambda *a: type("D", (), {"sm_count": 132})())
-    monkeypatch.setattr(tensormap, "max_active_clusters",
-                        lambda k, block, cluster, smem=0: (240 if "_sg_a_" in k.name else 132) // cluster[0])
+    patch_h200(monkeypatch)
     monkeypatch.setattr(softmax_op, "_split_stream", lambda device: (side, _Event("fork", log), _Event("join", log)))
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: caller)
     return log

@@ -177,6 +177,21 @@ def _norm(name: str) -> str:
     return " ".join(s.split())
 
 
+def spec_for_arch(arch) -> DeviceSpec | None:
+    """The device a static report (kernelab inspect, no GPU) assumes for an arch ("sm_90", Arch, (9, 0)):
+    the default (H200) for its cc, else the first listed with that cc (A100 for sm_80), else None (also
+    for a string that is no arch)."""
+    from ..gpu import Arch, KernelabError
+
+    try:
+        cc = Arch.parse(arch).cc
+    except KernelabError:
+        return None
+    if DEVICES[DEFAULT_DEVICE].cc == cc:
+        return DEVICES[DEFAULT_DEVICE]
+    return next((d for d in DEVICES.values() if d.cc == cc), None)
+
+
 def lookup(name: str) -> DeviceSpec | None:
     """The table entry for a device name ("H100", "NVIDIA H100 80GB HBM3", "a100-sxm4-80gb"), or None.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .devices import DEFAULT_DEVICE, DEVICES, DeviceSpec
+from .devices import DeviceSpec, spec_for_arch
 from .load_order import LoadOrder, load_order
 from .occupancy import Occupancy, limits_for, occupancy, occupancy_for_kernel
 from .sass import InstructionMix, disassemble, parse_sass
@@ -63,20 +63,6 @@ def _next_step_note(o: Occupancy) -> str | None:
 LOADED_DRAM_LATENCY_S = 750e-9
 
 
-def spec_for_arch(arch) -> DeviceSpec | None:
-    """The device a static report assumes for an arch: the default (H200) for its cc, else the first
-    listed with that cc (A100 for sm_80), else None."""
-    from ..gpu import Arch
-
-    try:
-        cc = Arch.parse(str(arch)).cc
-    except Exception:
-        return None
-    if DEVICES[DEFAULT_DEVICE].cc == cc:
-        return DEVICES[DEFAULT_DEVICE]
-    return next((d for d in DEVICES.values() if d.cc == cc), None)
-
-
 def in_flight_note(order: LoadOrder | None, occ: Occupancy | None, spec: DeviceSpec | None) -> str | None:
     """Little's law: a thread's largest batch of loads x the threads an SM holds x the SMs, over the
     loaded latency, bounds the read bandwidth. A note when that bound is under 90% of the device's."""
@@ -106,8 +92,8 @@ def notes_for(resources, occ: Occupancy | None, mix: InstructionMix | None,
     if mix is not None and mix.ldg and mix.widest_load_bits < 128:
         notes.append(f"global loads are at most {mix.widest_load_bits}-bit; 128-bit loads (LDG.E.128, 16 bytes per "
                      f"thread) cut load instructions {128 // max(mix.widest_load_bits, 8)}x")
-    if order is not None and order.note():
-        notes.append(order.note())
+    if order is not None and (late := order.note()) is not None:
+        notes.append(late)
     # bulk copies (TMA, cp.async.bulk) and cp.async keep bytes in flight that no LDG shows: no bound then
     async_copies = mix is not None and (mix.tma or mix.ldgsts)
     if not async_copies and (flight := in_flight_note(order, occ, spec)) is not None:

@@ -44,10 +44,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .sass import access_bits
+from .sass import _FUNCTION, _INSTR, access_bits  # sass.py's reading of cuobjdump's lines
 
-_INSTR = re.compile(r"^\s*/\*(?P<addr>[0-9a-fA-F]{4,})\*/\s+(?P<body>[^;]*?)\s*;")
-_FUNCTION = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
 _GUARD = re.compile(r"^@(?P<neg>!?)(?P<pred>U?P(?:T|\d))\s+")
 # a register or predicate operand: R12, UR4, P0, UP1 (not RZ, URZ, PT, UPT), with an optional .64
 _REG = re.compile(r"(?<![A-Za-z0-9_])(?P<name>U?R\d+|U?P\d)(?P<wide>\.64)?(?![0-9])")
