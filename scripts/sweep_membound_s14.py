@@ -53,6 +53,10 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                sm_90 where the default has 40, so 2 blocks an SM, not 3), as v2 and inside v4_dispatch
                (whose fp32 8192 pick is v2's kernel); rmsnorm v4 bf16 at the same shapes with and
                without its PASS1_PEEL; torch.compile beside them, twice.
+    odd21:     (session 21) rmsnorm v4 and layernorm v5 on rows of 8191, bf16 and fp32: the rows whose weight
+               is out of x's 16-byte phase element by element (PARAM_SHIFT 0, as before) against the
+               weight/bias vectors shifted into x's phase (PARAM_SHIFT 1; SHIFT_WORDS 1: from 4-byte loads),
+               layernorm v4 and torch.compile beside them, twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -326,6 +330,42 @@ def peel20_sweeps(selected):
     return out
 
 
+def odd21_sweeps(selected):
+    """rmsnorm v4 and layernorm v5 (the L2 two-pass kernels) on rows of 8191 (bf16: rows start at 8
+    16-byte phases, the weight's column `head` is out of x's phase in 7 rows of 8; fp32: 3 of 4):
+    PARAM_SHIFT 0 (those rows element by element: y stored 2 or 4 bytes at a time, rmsnorm bf16 1196 us
+    against torch.compile's 404 in peel20) against PARAM_SHIFT 1 (the weight/bias vectors shifted into
+    x's phase from five 4-byte loads, or with SHIFT_WORDS 0 from two aligned 16-byte loads, which
+    spills in layernorm v5; y in 16-byte stores), layernorm v4 beside them, torch.compile twice; and
+    rmsnorm bf16 rows of 8192 (every row aligned) with PARAM_SHIFT 0 and 1, where the kernels must
+    tie (session 21). Predicted: y's 16-byte stores move the same bytes as the aligned rows, so within
+    5% of the 8192 rows' time (rmsnorm bf16 ~250 us, fp32 ~500, layernorm the same), 2-4x faster than
+    PARAM_SHIFT 0."""
+    out = []
+    for op, var in (("rmsnorm", "v4_l2_two_pass"), ("layernorm", LN5)):
+        if op not in selected:
+            continue
+        for dt in ("bfloat16", "float32"):
+            def c(label, **d):
+                return Candidate(f"{var} {label}".rstrip(), "new" if d else "existing", var, defines=d)
+            cands = [Candidate("torch.compile", "peer"), c("PARAM_SHIFT=0", PARAM_SHIFT=0), c(""),
+                     c("SHIFT_WORDS=0", SHIFT_WORDS=0)]
+            if op == "layernorm":
+                cands.append(Candidate(LN4, "existing", LN4))
+            cands += [c("PARAM_SHIFT=0 again", PARAM_SHIFT=0), c("again"), c("SHIFT_WORDS=0 again", SHIFT_WORDS=0),
+                      Candidate("torch.compile again", "peer")]
+            # Checked on 257 rows at offset 1: x and y at every phase.
+            out.append(Sweep(op, Case((32768, 8191), dt), "cold", Case((257, 8191), dt, offset=1), cands))
+    if "rmsnorm" in selected:
+        rms = "v4_l2_two_pass"
+        old = Candidate(f"{rms} PARAM_SHIFT=0", "new", rms, defines={"PARAM_SHIFT": 0})
+        out.append(Sweep("rmsnorm", Case((32768, 8192), "bfloat16"), "cold", Case((257, 8192), "bfloat16"), [
+            Candidate("torch.compile", "peer"), old, Candidate(rms, "existing", rms),
+            Candidate(f"{old.label} again", "new", rms, defines=old.defines),
+            Candidate(f"{rms} again", "existing", rms)]))
+    return out
+
+
 def lean17_sweeps(selected):
     """gelu_bias v6's lean kernel (one vector a thread, no run-time tests) at the graph-mode small shape."""
     if "gelu_bias" not in selected:
@@ -354,7 +394,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
-        "peel20": peel20_sweeps}
+        "peel20": peel20_sweeps, "odd21": odd21_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

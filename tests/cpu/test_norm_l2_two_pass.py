@@ -107,3 +107,38 @@ def test_rmsnorm_v4_pass1_peel_issues_the_vectors_before_the_scalars():
             lo = {o.name: o for o in load_order(disassemble(m.cubin))}["rmsnorm_bf16"]
             found[peel] = [s.load_text for s in lo.late_first_wide if "LDG.E.EL.128" in s.load_text]  # pass 1's
         assert found[0] and not found[1], (arch, found)
+
+
+def _opcodes(cubin: bytes, fn: str) -> list[str]:
+    """Kernel fn's SASS opcodes with their suffixes, predicates dropped ('STG.E.128', 'LDG.E.U16', ...)."""
+    ops = []
+    for ln in _sass_lines(cubin, fn):
+        body = ln.split("*/", 1)[1].strip()
+        body = re.sub(r"^@!?U?P\w+\s+", "", body)
+        ops.append(body.split()[0].rstrip(";"))
+    return ops
+
+
+def test_param_shift_stores_y_in_16_byte_vectors():
+    """PARAM_SHIFT 1 (session 21): a row whose weight (and bias) sit out of x's 16-byte phase (odd widths:
+    bf16 N = 8191 puts 7 rows in 8 there) gets a pass-2 body of its own that stores y with STG.E.128 and
+    reads the parameters as 4-byte words (LDG.E.CONSTANT, then SHF.R.W funnel shifts), where PARAM_SHIFT 0
+    sent those rows to the element-by-element body (y stored 2 bytes at a time, w read 2 at a time). So on
+    every CI arch the bf16 kernel built with the shift has more 16-byte store sites, at least 4 more funnel
+    shifts, and fewer 2-byte stores and loads than the one without (sm_90 rmsnorm: STG.E.128 2 -> 4,
+    STG.E.U16 22 -> 14, LDG.E.U16 28 -> 20, SHF.R.W.U32 0 -> 8); neither build spills."""
+    for op, v in ((RMS, V4), (LN, LN.variant("v5_l2_two_pass"))):
+        for arch in CI_ARCHS:
+            counts = {}
+            for shift in (0, 1):
+                m = compile_file(v.path, arch=arch, defines={**op.defines(v), "PARAM_SHIFT": shift})
+                for fn, res in m.resources.items():
+                    assert not res.spills, (v.name, arch, shift, fn)
+                ops = _opcodes(m.cubin, f"{op.kernel_entry}_bf16")
+                counts[shift] = {k: sum(o == k for o in ops) for k in ("STG.E.128", "STG.E.U16", "LDG.E.U16")}
+                counts[shift]["SHF.R.W"] = sum(o.startswith("SHF.R.W") for o in ops)
+            new, old = counts[1], counts[0]
+            assert new["STG.E.128"] > old["STG.E.128"], (v.name, arch, counts)
+            assert new["SHF.R.W"] >= old["SHF.R.W"] + 4, (v.name, arch, counts)  # a funnel a word of a vector
+            assert new["STG.E.U16"] < old["STG.E.U16"], (v.name, arch, counts)
+            assert new["LDG.E.U16"] < old["LDG.E.U16"], (v.name, arch, counts)

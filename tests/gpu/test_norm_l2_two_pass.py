@@ -2,10 +2,12 @@
 per-variant test (test_ops_mem_b.py: the header's defaults only) does not build: other geometries
 (`@block` 128 / 256 / 1024, `@rows_per_block` 2 with a group past the last row that must still
 reach the barrier, 8 = a warp per row that leaves early), the other load/store PTX forms of
-norm_l2.cuh (X1_HINT 0/2/3, X2_HINT 0/2/3, W_HINT 1, Y_STORE 1/2), PASS1_PEEL 1, and unrolls that do not divide a
-row's vectors (UNROLL 3, UNROLL2 2), on the shapes that break row kernels: N = 1 and odd N (tail
-scalars only), misaligned rows (a scalar head), y or the parameters out of x's 16-byte phase (the
-general pass-2 body), |mean| >> std (layernorm's moments), and rows wider than one step."""
+norm_l2.cuh (X1_HINT 0/2/3, X2_HINT 0/2/3, W_HINT 1, Y_STORE 1/2), PASS1_PEEL 1, PARAM_SHIFT 0
+and SHIFT_WORDS 0 (parameters out of x's phase: element by element, or shifted from 16-byte loads),
+and unrolls that do not divide a row's vectors (UNROLL 3, UNROLL2 2), on the shapes that break row
+kernels: N = 1 and odd N (tail scalars only), misaligned rows (a scalar head), y or the parameters
+out of x's 16-byte phase (the other pass-2 bodies), |mean| >> std (layernorm's moments), and rows
+wider than one step."""
 
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ KNOBS = [
     ({"X1_HINT": 3, "X2_HINT": 3, "Y_STORE": 1, "UNROLL": 3, "UNROLL2": 2}, {}),
     ({"PASS1_PEEL": 1}, {}),  # pass 1's first vectors before the scalars (both dtypes; session 20)
     ({"PASS1_PEEL": 1, "UNROLL": 3}, {"block": "128"}),  # several steps a row, a partial last one
+    # Parameters out of x's phase (session 21): the element-by-element body as before, and the shift from
+    # two 16-byte loads (spills in layernorm v5, still correct) where the default shifts 4-byte words.
+    ({"PARAM_SHIFT": 0}, {}),
+    ({"SHIFT_WORDS": 0}, {}),
+    ({"SHIFT_WORDS": 0, "UNROLL2": 2}, {"block": "128"}),
 ]
 
 
@@ -46,6 +53,9 @@ def _cases(dt):
         Case((3, 8192), dt, offset=1, layout="mixed_alignment"), Case((33, 1024), dt, layout="misaligned_params"),
         Case((5, 1000), dt, layout="misaligned_params"), Case((5, 16385), dt),
         Case((2, 40000), dt, params=SHIFT), Case((3, 40001), dt, offset=1),
+        # Rows of 1001 start at every 16-byte phase (bf16 stride 2002 B, fp32 4004 B): the weight's
+        # column `head` at every shift, with the parameters aligned and as views at offset 1.
+        Case((9, 1001), dt), Case((9, 1001), dt, layout="misaligned_params"), Case((9, 8191), dt, offset=2),
     ]
 
 

@@ -176,14 +176,17 @@ __device__ __forceinline__ uint4 affine_vec<__nv_bfloat16>(const uint4& x, const
   return make_uint4(o[0], o[1], o[2], o[3]);
 }
 
-// Pass 2 for one row. kFast: w, b and y share x's 16-byte phase (vectors only, UNROLL2 a step, no
-// scalar fallback in the code). Otherwise (views at odd offsets: the tests' misaligned cases) x's
-// vectors are still 16-byte loads, one a step, and w, b and y go element by element: with
-// per-array run-time flags the bf16 body spilled 8-48 bytes at 40 registers (NVRTC 13.0).
-template <typename T, bool kFast>
+// Pass 2 for one row, by norm_l2.cuh's Body. kAligned: w, b and y share x's 16-byte phase (vectors
+// only, UNROLL2 a step). kShifted: y shares it, w and b do not (odd widths: bf16 N = 8191 puts 7
+// rows in 8 here; a view may put w and b at different phases): their vectors are shifted into x's
+// phase and y still goes 16 bytes at a time. kScalar (y out of x's phase: the tests' mixed-alignment
+// views): x's vectors are still 16-byte loads, one a step, and w, b and y go element by element:
+// with per-array run-time flags the bf16 body spilled 8-48 bytes at 40 registers (NVRTC 13.0).
+template <typename T, l2tp::Body B>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, const T* __restrict__ b,
                                           T* __restrict__ yr, const rows::Geometry& geo, int g, float pivot,
                                           float mean, float rstd, const l2tp::Policies& pol) {
+  constexpr bool kFast = B != l2tp::Body::kScalar;  // the vector bodies
   constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1, G = l2tp::G;
   // Head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but pivot, mean and rstd
   // stays live into the vector loop.
@@ -195,15 +198,20 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
     yr[col] = rows::from_float<T>(
         affine(rows::to_float(xr[col]), pivot, mean, rstd, rows::to_float(w[col]), rows::to_float(b[col])));
   }
-  // Pointers step G x U2 vectors, `rem` counts the thread's vectors left (rmsnorm v4's form). w, b
-  // and y are stepped as element pointers (16-byte aligned only on the fast path).
+  // Pointers step G x U2 vectors, `rem` counts the thread's vectors left (rmsnorm v4's form). The
+  // vector bodies step w and b as vector pointers (kShifted: the aligned vectors below them), the
+  // scalar body as element pointers.
   const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+  const l2tp::Shift sw = l2tp::shift_for(w + geo.head), sb = l2tp::shift_for(b + geo.head);  // kShifted only
+  const uint4* pwv = l2tp::param_vectors<B>(w + geo.head, sw) + g;
+  const uint4* pbv = l2tp::param_vectors<B>(b + geo.head, sb) + g;
   const T* pw = w + geo.head + g * V;
   const T* pb = b + geo.head + g * V;
   T* py = yr + geo.head + g * V;
   constexpr int STEP = G * (kFast && X2_AHEAD > 0 ? X2_AHEAD : U2);  // vectors a step
 #pragma unroll 1  // UNROLL2 vectors per step is the knob (NVVM would unroll further)
-  for (int rem = geo.nvec - g; rem > 0; rem -= STEP, px += STEP, pw += STEP * V, pb += STEP * V, py += STEP * V) {
+  for (int rem = geo.nvec - g; rem > 0;
+       rem -= STEP, px += STEP, pwv += STEP, pbv += STEP, pw += STEP * V, pb += STEP * V, py += STEP * V) {
     if constexpr (kFast && X2_AHEAD > 0) {
       // x's re-reads (L2 hits, the long trip) all in flight first; w and b (L1 hits) one vector at a
       // time, so A + 2 vectors are live where UNROLL2 = A holds 3A (UNROLL2 = 2 spills at 40).
@@ -213,8 +221,8 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
 #pragma unroll
       for (int u = 0; u < X2_AHEAD; ++u) {
         if (u * G < rem) {
-          const uint4 wv = l2tp::ldp(reinterpret_cast<const uint4*>(pw) + u * G, true, pol);
-          const uint4 bv = l2tp::ldp(reinterpret_cast<const uint4*>(pb) + u * G, true, pol);
+          const uint4 wv = l2tp::ldp_body<B>(pwv + u * G, sw, true, pol);
+          const uint4 bv = l2tp::ldp_body<B>(pbv + u * G, sb, true, pol);
           l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wv, bv, pivot, mean, rstd), pol);
         }
       }
@@ -224,8 +232,8 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
       for (int u = 0; u < U2; ++u) {  // every load of the step before any store
         const bool in = u * G < rem;
         raw[u] = l2tp::ldx2(px + u * G, in, pol);
-        wraw[u] = l2tp::ldp(reinterpret_cast<const uint4*>(pw) + u * G, in, pol);
-        braw[u] = l2tp::ldp(reinterpret_cast<const uint4*>(pb) + u * G, in, pol);
+        wraw[u] = l2tp::ldp_body<B>(pwv + u * G, sw, in, pol);
+        braw[u] = l2tp::ldp_body<B>(pbv + u * G, sb, in, pol);
       }
 #pragma unroll
       for (int u = 0; u < U2; ++u)
@@ -392,10 +400,13 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   const float rstd = rsqrtf(fmaf(m2, inv_n, eps));
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
-  if (l2tp::co_aligned(xr, yr) && rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
-    write_row<T, true>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+  if (!l2tp::co_aligned(xr, yr)) {
+    write_row<T, l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+  } else if (rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
+    write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
   } else {
-    write_row<T, false>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+    write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd,
+                                                                          pol);
   }
 }
 

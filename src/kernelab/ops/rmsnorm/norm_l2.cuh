@@ -40,6 +40,9 @@
 //            covers an N = 8192 row in both dtypes: bf16 2 vectors per thread, fp32 4)
 //   UNROLL2  pass-2 vectors of x (and of each parameter) per thread per step (default 2; layernorm
 //            v5 sets 1: three arrays of 2 spill); the general (misaligned) bodies take 1
+//   PARAM_SHIFT  1: a row whose weight/bias are out of x's 16-byte phase (y in it) shifts aligned
+//            parameter vectors into place and stores y 16 bytes at a time  [default]; 0: that row
+//            goes element by element (w, b and y), as before session 21
 //   SM_THREADS  threads per SM the register cap must allow: __launch_bounds__ min blocks =
 //            SM_THREADS / BLOCK (2048: 32 registers, 1536: 40); the variants define it and their
 //            launch bounds (rmsnorm v4 per dtype)
@@ -75,6 +78,12 @@
 #endif
 #ifndef UNROLL2
 #define UNROLL2 2
+#endif
+#ifndef SHIFT_WORDS
+#define SHIFT_WORDS 1
+#endif
+#ifndef PARAM_SHIFT
+#define PARAM_SHIFT 1  // 0: rows whose parameters are out of x's phase take the element-by-element body
 #endif
 
 namespace l2tp {
@@ -205,6 +214,82 @@ __device__ __forceinline__ void sty(void* p, const uint4& v, const Policies& pol
 }
 
 using normld::ld_scalar_if;  // one element if pred, else 0.0f (ld_scalar_if.cuh)
+
+// ---- parameters out of x's 16-byte phase (session 21) ---------------------------------------------
+// A row whose width is not a multiple of 16 bytes (bf16 N = 8191: rows start at 8 phases) puts its
+// vectors at x's phase; y shares it (same offsets) but the weight and bias, read from column `head`,
+// sit s = (p + head * sizeof(T)) mod 16 bytes past a 16-byte boundary. The element-by-element body
+// this replaces stored y 2 bytes at a time (8 STG.U16 per vector): rmsnorm v4 bf16 32768 x 8191 ran
+// 1196 us, torch.compile 404 (H200, docs/runs/2026-12-02-h200-sweep_peel20.json). Here a parameter
+// vector is the two aligned 16-byte vectors around it (L1 hits; the second shares a 16-byte block
+// with needed bytes, so it is inside the allocation) shifted down by s bytes: output word i is
+// funnelshift(c[i + q], c[i + q + 1], 8 r), q = s / 4, r = s % 4, the word picks selects on q
+// (uniform per row: 15 SEL and 4 SHF per vector, no local memory).
+struct Shift {
+  const uint4* base;  // the aligned vector below the parameter's column `head`
+  int q, r8;          // s / 4 words and (s % 4) x 8 bits
+};
+template <typename T>
+__device__ __forceinline__ Shift shift_for(const T* p) {
+  const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+#if SHIFT_WORDS
+  const int s = static_cast<int>(a & 3);
+#else
+  const int s = static_cast<int>(a & 15);
+#endif
+  return Shift{reinterpret_cast<const uint4*>(a - s), s >> 2, (s & 3) * 8};
+}
+__device__ __forceinline__ unsigned ld_u32_if(const void* p, bool pred) {
+  unsigned r;
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.u32 %0, [%1];\n}"
+               : "=&r"(r)
+               : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+// Word k + q of c[0..7] (k + q <= 7).
+__device__ __forceinline__ unsigned word_at(const unsigned* c, int k, int q) {
+  return q == 0 ? c[k] : q == 1 ? c[k + 1] : q == 2 ? c[k + 2] : c[k + 3];
+}
+// Bytes s..s+15 of the 32 bytes lo|hi (little-endian: element order).
+__device__ __forceinline__ uint4 funnel16(const uint4& lo, const uint4& hi, int q, int r8) {
+  const unsigned c[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  unsigned d[5];
+#pragma unroll
+  for (int k = 0; k < 5; ++k) d[k] = word_at(c, k, q);
+  return make_uint4(__funnelshift_r(d[0], d[1], r8), __funnelshift_r(d[1], d[2], r8), __funnelshift_r(d[2], d[3], r8),
+                    __funnelshift_r(d[3], d[4], r8));
+}
+
+// Pass 2's bodies: kAligned, every array in x's phase (vectors only); kShifted, y in x's phase, the
+// parameters not (their vectors shifted, y stored 16 bytes at a time); kScalar, y out of x's phase
+// (x's vectors, then parameters and y element by element; PARAM_SHIFT=0 sends kShifted rows here too).
+enum class Body { kAligned, kShifted, kScalar };
+
+// A parameter's vector at p (aligned: p is the vector; shifted: p is the aligned vector below it and
+// sh says by how much), zeros if !pred.
+template <Body B>
+__device__ __forceinline__ uint4 ldp_body(const uint4* p, const Shift& sh, bool pred, const Policies& pol) {
+  if constexpr (B == Body::kShifted) {
+#if SHIFT_WORDS
+    const unsigned* w = reinterpret_cast<const unsigned*>(p);
+    unsigned c[5];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) c[k] = ld_u32_if(w + k, pred);
+    c[4] = ld_u32_if(w + 4, pred && sh.r8 != 0);
+    return make_uint4(__funnelshift_r(c[0], c[1], sh.r8), __funnelshift_r(c[1], c[2], sh.r8),
+                      __funnelshift_r(c[2], c[3], sh.r8), __funnelshift_r(c[3], c[4], sh.r8));
+#else
+    return funnel16(ldp(p, pred, pol), ldp(p + 1, pred, pol), sh.q, sh.r8);
+#endif
+  } else {
+    return ldp(p, pred, pol);
+  }
+}
+// The vector pointer a body steps for parameter array p from column `head` on.
+template <Body B, typename T>
+__device__ __forceinline__ const uint4* param_vectors(const T* p, const Shift& sh) {
+  return B == Body::kShifted ? sh.base : reinterpret_cast<const uint4*>(p);
+}
 
 // The group's row: thread index g in the group, the row (or -1 past M), warp index of the group's
 // first warp in the block.

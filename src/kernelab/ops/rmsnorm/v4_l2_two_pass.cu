@@ -99,14 +99,17 @@
 
 namespace rms4 {
 
-// Pass 2 for one row: y = x * rstd * w. kFast: w and y share x's 16-byte phase (vectors only,
-// UNROLL2 a step, no scalar fallback in the code). Otherwise (views at odd offsets: the tests'
-// misaligned cases) x's vectors are still 16-byte loads, one a step, and w and y go element by
-// element (layernorm v5's general body: per-array run-time flags cost registers).
-template <typename T, bool kFast, int G>
+// Pass 2 for one row: y = x * rstd * w, by norm_l2.cuh's Body. kAligned: w and y share x's 16-byte
+// phase (vectors only, UNROLL2 a step). kShifted: y shares it, w does not (odd widths: bf16 N = 8191
+// puts 7 rows in 8 here): w's vectors are shifted into x's phase, y still goes 16 bytes at a time.
+// kScalar (y out of x's phase: the tests' mixed-alignment views): x's vectors are 16-byte loads,
+// one a step, and w and y go element by element (layernorm v5's general body: per-array run-time
+// flags cost registers).
+template <typename T, l2tp::Body B, int G>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, T* __restrict__ yr,
                                           const rows::Geometry& geo, int g, float rstd, const l2tp::Policies& pol) {
-  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1;
+  constexpr bool kVec = B != l2tp::Body::kScalar;
+  constexpr int V = rows::Traits<T>::V, U2 = kVec ? UNROLL2 : 1;
   // The head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but rstd stays live
   // into the vector loop (held across it, they cost 2 of the 32 registers and spilled).
   if (g < geo.head) yr[g] = rows::from_float<T>(rows::to_float(xr[g]) * rstd * rows::to_float(w[g]));
@@ -116,21 +119,22 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   }
   // Pointers step G x U2 vectors a step, `rem` counts the thread's vectors left: vector u of a step
   // is at an immediate offset u x G x 16 B and exists if u x G < rem (no 64-bit index arithmetic
-  // per load: at 32 registers that arithmetic spilled). w and y are stepped as element pointers
-  // (16-byte aligned only on the fast path).
+  // per load: at 32 registers that arithmetic spilled). kScalar steps w and y as element pointers.
   const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
+  const l2tp::Shift sw = l2tp::shift_for(w + geo.head);  // kShifted only (dead code otherwise)
+  const uint4* pwv = l2tp::param_vectors<B>(w + geo.head, sw) + g;
   const T* pw = w + geo.head + g * V;
   T* py = yr + geo.head + g * V;
   constexpr int STEP = G * U2;  // vectors a step
 #pragma unroll 1  // UNROLL2 vectors per step is the knob: NVVM would unroll 4-16 steps more (64+ registers)
-  for (int rem = geo.nvec - g; rem > 0; rem -= STEP, px += STEP, pw += STEP * V, py += STEP * V) {
-    if constexpr (kFast) {
+  for (int rem = geo.nvec - g; rem > 0; rem -= STEP, px += STEP, pwv += STEP, pw += STEP * V, py += STEP * V) {
+    if constexpr (kVec) {
       uint4 raw[U2], wraw[U2];
 #pragma unroll
       for (int u = 0; u < U2; ++u) {  // every load of the step before any store
         const bool in = u * G < rem;
         raw[u] = l2tp::ldx2(px + u * G, in, pol);
-        wraw[u] = l2tp::ldp(reinterpret_cast<const uint4*>(pw) + u * G, in, pol);
+        wraw[u] = l2tp::ldp_body<B>(pwv + u * G, sw, in, pol);
       }
 #pragma unroll
       for (int u = 0; u < U2; ++u)
@@ -216,10 +220,12 @@ __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* _
   const float rstd = rsqrtf(ss / static_cast<float>(N) + eps);
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
-  if (l2tp::co_aligned(xr, yr) && rows::aligned16(w + geo.head)) {
-    write_row<T, true, G>(xr, w, yr, geo, g, rstd, pol);
+  if (!l2tp::co_aligned(xr, yr)) {
+    write_row<T, l2tp::Body::kScalar, G>(xr, w, yr, geo, g, rstd, pol);
+  } else if (rows::aligned16(w + geo.head)) {
+    write_row<T, l2tp::Body::kAligned, G>(xr, w, yr, geo, g, rstd, pol);
   } else {
-    write_row<T, false, G>(xr, w, yr, geo, g, rstd, pol);
+    write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar, G>(xr, w, yr, geo, g, rstd, pol);
   }
 }
 
