@@ -338,9 +338,14 @@ def odd21_sweeps(selected):
     x's phase from five 4-byte loads, or with SHIFT_WORDS 0 from two aligned 16-byte loads, which
     spills in layernorm v5; y in 16-byte stores), layernorm v4 beside them, torch.compile twice; and
     rmsnorm bf16 rows of 8192 (every row aligned) with PARAM_SHIFT 0 and 1, where the kernels must
-    tie (session 21). Predicted: y's 16-byte stores move the same bytes as the aligned rows, so within
-    5% of the 8192 rows' time (rmsnorm bf16 ~250 us, fp32 ~500, layernorm the same), 2-4x faster than
-    PARAM_SHIFT 0."""
+    tie; layernorm v4 bf16 (bf16's best) at 8191 with its parameters out of phase read element by
+    element (PARAM_WORDS 0) or as 4-byte words (session 21). Predicted: y's 16-byte stores move the
+    same bytes as the aligned rows, so within 5% of the 8192 rows' time (rmsnorm bf16 ~250 us, fp32
+    ~500, layernorm the same), 2-4x faster than PARAM_SHIFT 0; layernorm v4 with words 5-15% faster
+    (5 loads a parameter vector where there were 8; y was already stored 16 bytes wide).
+    Measured (first run, at 579e3e8, before PARAM_WORDS): rmsnorm bf16 1194 -> 272 us (torch.compile
+    402), fp32 1107 -> 501 (646); layernorm v5 bf16 1191 -> 385 (558; v4 355.5), fp32 1102 -> 571.5
+    (806); 16-byte loads (SHIFT_WORDS 0) 278 / 500 / 694 (spills) / 574; rows of 8192 248.0 / 248.4."""
     out = []
     for op, var in (("rmsnorm", "v4_l2_two_pass"), ("layernorm", LN5)):
         if op not in selected:
@@ -356,6 +361,13 @@ def odd21_sweeps(selected):
                       Candidate("torch.compile again", "peer")]
             # Checked on 257 rows at offset 1: x and y at every phase.
             out.append(Sweep(op, Case((32768, 8191), dt), "cold", Case((257, 8191), dt, offset=1), cands))
+    if "layernorm" in selected:  # bf16's best (v4: the row in registers), its parameters read as words
+        w0 = Candidate(f"{LN4} PARAM_WORDS=0", "new", LN4, defines={"PARAM_WORDS": 0})
+        check = Case((257, 8191), "bfloat16", offset=1)
+        out.append(Sweep("layernorm", Case((32768, 8191), "bfloat16"), "cold", check, [
+            Candidate("torch.compile", "peer"), w0, Candidate(LN4, "existing", LN4),
+            Candidate(f"{w0.label} again", "new", LN4, defines=w0.defines),
+            Candidate(f"{LN4} again", "existing", LN4)]))
     if "rmsnorm" in selected:
         rms = "v4_l2_two_pass"
         old = Candidate(f"{rms} PARAM_SHIFT=0", "new", rms, defines={"PARAM_SHIFT": 0})

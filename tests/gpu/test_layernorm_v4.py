@@ -33,6 +33,7 @@ KNOBS = [
     ({"PARAMS_EARLY": 2, "PARAMS_AHEAD": 1}, {}),
     ({}, {"elems_bf16": "8", "elems_f32": "4"}),
     ({"LN_ONE_BARRIER": 0}, {"elems_bf16": "8", "elems_f32": "4"}),
+    ({"PARAM_WORDS": 0}, {}),  # bf16 parameters out of x's phase element by element (before session 21)
 ]
 
 
@@ -43,6 +44,8 @@ def _cases(dt):
         Case((3, 8192), dt, offset=1, layout="mixed_alignment"), Case((33, 1024), dt, layout="misaligned_params"),
         Case((5, 1000), dt, layout="misaligned_params"), Case((5, 16385), dt),
         Case((2, 40000), dt, params=SHIFT), Case((3, 40001), dt, offset=1),
+        # Rows of 1001 start at every 16-byte phase: the parameters' column `head` at every shift.
+        Case((9, 1001), dt), Case((9, 1001), dt, layout="misaligned_params"), Case((9, 8191), dt, offset=2),
     ]
 
 

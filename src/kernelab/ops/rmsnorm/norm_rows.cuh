@@ -38,6 +38,12 @@
 #ifndef PARAMS_EARLY
 #define PARAMS_EARLY 1
 #endif
+// PARAM_WORDS (session 21): a bf16 parameter out of x's 16-byte phase (odd widths) is read as the
+//   4-byte words around each vector, funnel-shifted into place (1, default), or element by element
+//   (0, as before).
+#ifndef PARAM_WORDS
+#define PARAM_WORDS 1
+#endif
 
 namespace normrows {
 
@@ -189,6 +195,19 @@ struct ParamSlice {
                                       float* f) const {
     if (vec) {
       rows::unpack<T>(v[k], f);
+    } else if constexpr (sizeof(T) == 2 && PARAM_WORDS) {
+      // bf16 out of x's phase: the 16 bytes as the 4-byte words around them (4 or 5 LDG.32, where
+      // element by element is 8 LDG.U16), funnel-shifted by 0 or 2 bytes (session 21).
+      const unsigned long long a = reinterpret_cast<unsigned long long>(p + geo.head + (k * P + g) * V);
+      const unsigned* wp = reinterpret_cast<const unsigned*>(a & ~3ull);
+      const int r8 = static_cast<int>(a & 2) * 8;
+      unsigned c[5];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) c[i] = __ldg(wp + i);
+      c[4] = r8 ? __ldg(wp + 4) : 0u;  // past the 16 bytes when they are 4-byte aligned
+      rows::unpack<T>(make_uint4(__funnelshift_r(c[0], c[1], r8), __funnelshift_r(c[1], c[2], r8),
+                                 __funnelshift_r(c[2], c[3], r8), __funnelshift_r(c[3], c[4], r8)),
+                      f);
     } else {
       const int col = geo.head + (k * P + g) * V;
 #pragma unroll
