@@ -60,6 +60,10 @@
 //   hint on x 268.4 / 523.9 (so the hint is ~4% of the gain).
 // Measured: BENCHMARKS.md, layernorm rows (generated from results JSON), once a run has it;
 //   pending the H200 sweep (scripts/sweep_membound.py --ops layernorm: the default and its knobs).
+// Session 21, odd widths (norm_rows.cuh's PARAM_WORDS, default 1): bf16 weight and bias out of x's
+//   16-byte phase are read as the 4-byte words around each vector and funnel-shifted (4-5 loads a
+//   vector, where element by element took 8). Measured (H200, docs/runs/2026-12-02-h200-sweep_odd21_ln.json,
+//   32768 x 8191 bf16): 300.5 / 300.1 us against 355.6 / 355.6 (torch.compile 558.1); predicted 5-15%.
 //
 // Knobs (#ifndef macros, for sweeps; defaults are the header's): ELEMS_BF16 / ELEMS_F32 (elements
 // per thread; the op reads them from `@elems_*`, so a sweep overrides the meta, not the macro);

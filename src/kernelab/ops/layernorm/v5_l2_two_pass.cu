@@ -78,6 +78,16 @@
 //   threads at 1536 an SM 276.6 against 262.3; v4 258.9). So the defaults are per dtype now: fp32
 //   PASS1_PEEL_F32 1 at SM_THREADS_F32 1536 (the op's fp32 best: LayerNorm.best_variant_by_dtype),
 //   bf16 as before (PASS1_PEEL_BF16 0, SM_THREADS_BF16 2048; its kernel's instructions unchanged).
+// Session 21, odd widths: a row whose weight and bias sit out of x's 16-byte phase (bf16 N = 8191: 7
+//   rows in 8, fp32 3 in 4) went element by element (w, b and y 2 or 4 bytes at a time); it now
+//   shifts the parameters' 4-byte words into x's phase and stores y 16 bytes wide (norm_l2.cuh's
+//   PARAM_SHIFT / SHIFT_WORDS, default 1). Measured (H200, sweep odd21:
+//   docs/runs/2026-12-02-h200-sweep_odd21.json, 32768 x 8191): bf16 385.0 / 385.4 us against 1191.0 /
+//   1190.8 (torch.compile 557.7 / 557.8; v4, bf16's best, 355.5 then, 300 with norm_rows.cuh's
+//   PARAM_WORDS), fp32 571.5 / 571.3 against 1101.9 / 1103.1 (torch.compile 806.0 / 805.7). Shifting
+//   two 16-byte loads instead (SHIFT_WORDS 0) spills here: bf16 694.3, fp32 573.6. Predicted: within
+//   5% of the 8192 rows; measured bf16 1.47x and fp32 1.15x of them: 10 four-byte loads a vector for w
+//   and b (40 L1 wavefronts a warp where the aligned rows take 8) is the suspect, not measured.
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the

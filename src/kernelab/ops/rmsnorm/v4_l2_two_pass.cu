@@ -64,7 +64,18 @@
 // register cap allows: 2048, sm_80 1536), PASS1_PEEL (session 20, default 0: 1 issues pass 1's first
 // step of vectors before the head/tail scalars; with 0, sm_90's bf16 SASS converts the head scalar
 // before the loop's first LDG.E.EL.128 (analysis.load_order): a second DRAM round trip on a row with
-// a head or tail; aligned rows load no scalar).
+// a head or tail; aligned rows load no scalar; measured in session 21's sweep peel20, bf16 32768 rows:
+// 8192 249.2 / 249.9 us against 249.6 / 248.4, 8191 1197.3 / 1196.9 against 1195.6 / 1196.1, a tie,
+// so it stays off: with 4 blocks an SM the other blocks hide the round trip). PARAM_SHIFT (session 21,
+// default 1) and SHIFT_WORDS (default 1), norm_l2.cuh's: a row whose weight sits out of x's 16-byte
+// phase (odd widths; bf16 N = 8191 puts 7 rows in 8 there, fp32 3 in 4) shifts the weight's 4-byte
+// words into place and stores y 16 bytes at a time, where it went element by element (2- or 4-byte
+// stores of y). Measured (H200, sweep odd21: docs/runs/2026-12-02-h200-sweep_odd21.json, 32768 x 8191):
+// bf16 271.9 / 272.1 us against 1193.8 / 1195.3 (torch.compile 402.1 / 401.7), fp32 500.8 / 501.2
+// against 1106.5 / 1106.5 (torch.compile 646.1 / 645.8); shifting two 16-byte loads instead
+// (SHIFT_WORDS 0) 278.2 / 278.8 and 499.9 / 499.9; the aligned rows (8192 bf16) 248.4 / 249.2 against
+// 248.0 / 249.1 without the new body. Predicted: within 5% of the 8192 rows' time, met for fp32 (500.8
+// against ~497) and missed for bf16 (272 against ~249: 9%).
 //
 // @strategy rows
 // @block 512

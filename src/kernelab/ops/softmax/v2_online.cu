@@ -27,6 +27,11 @@
 // (analysis.load_order), so a row with a head or tail scalar pays a second DRAM round trip; aligned
 // rows (the bench shapes) load no scalar. Loading the scalars first and reading them after the loop
 // is not enough: ptxas still selects them (FSEL ..., -INF) before the loop.
+// Measured (H200, session 21, sweep peel20: docs/runs/2026-12-02-h200-sweep_peel20.json, fp32 32768 rows):
+// the peel lost at both widths, 8192 519.6 / 519.4 us against 514.7 / 514.5 and 8191 554.2 / 555.2
+// against 540.3 / 539.4 (predicted: 8191 1-5% faster). Its 48 registers (40 without) leave 2 blocks an
+// SM, not 3: the bytes in flight an SM fall by a third, and that costs more than the one round trip
+// a row, which the other resident blocks hide. So 0 stays the default.
 #ifndef PASS1_PEEL
 #define PASS1_PEEL 0
 #endif
