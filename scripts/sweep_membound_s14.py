@@ -57,6 +57,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                is out of x's 16-byte phase element by element (PARAM_SHIFT 0, as before) against the
                weight/bias vectors shifted into x's phase (PARAM_SHIFT 1; SHIFT_WORDS 1: from 4-byte loads),
                layernorm v4 and torch.compile beside them, twice.
+    odd22:     (session 21, to run in 22) each memory-bound op's best variant on its bench shape and one element
+               narrower (gelu_bias and softmax bf16 32768 x 8191, transpose fp32 16383^2, sum bf16 2^28 - 1)
+               against torch.compile, twice: which op keeps an element-by-element path at odd widths.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -378,6 +381,39 @@ def odd21_sweeps(selected):
     return out
 
 
+def odd22_sweeps(selected):
+    """Each memory-bound op's best variant on the bench shape and on the same shape one element
+    narrower (odd widths: rows at every 16-byte phase), against torch.compile, twice (session 21, to run
+    first in session 22). The norms' element-by-element body cost 2.2-4.4x there (odd21); this asks
+    which other op has such a path on its best variant. Predicted from the code: gelu_bias (v6 hands odd
+    widths to v5's element path: x loaded and y stored 2 bytes at a time, 8 STG.U16 a vector, as the
+    norms did) 3-4x slower than on 8192 and behind torch.compile; softmax (x and y share every row's
+    phase: vectors after a head) and transpose (tiles, no vectors across rows) within 10%; sum at
+    2^28 - 1 (one head and tail in all) within 2%."""
+    plans = {
+        "gelu_bias": [(Case((32768, 8192), "bfloat16"), Case((32768, 8191), "bfloat16"), Case((257, 8191), "bfloat16"),
+                       ("v6_lean_small", "v5_short_fit"))],
+        "softmax": [(Case((32768, 8192), "bfloat16"), Case((32768, 8191), "bfloat16"), Case((257, 8191), "bfloat16"),
+                     (V4,))],
+        "transpose": [(Case((16384, 16384), "float32"), Case((16383, 16383), "float32"), Case((257, 8191), "float32"),
+                       ("v4_grouped_order",))],
+        "sum": [(Case((1 << 28,), "bfloat16"), Case(((1 << 28) - 1,), "bfloat16"), Case((8191,), "bfloat16"),
+                 ("v5_pdl_finish",))],
+    }
+    out = []
+    for op, rows in plans.items():
+        if op not in selected:
+            continue
+        for even, odd, check, variants in rows:
+            for case in (even, odd):
+                cands = [Candidate("torch.compile", "peer")]
+                cands += [Candidate(v, "existing", v) for v in variants]
+                cands += [Candidate(f"{v} again", "existing", v) for v in variants]
+                cands.append(Candidate("torch.compile again", "peer"))
+                out.append(Sweep(op, case, "cold", check, cands))
+    return out
+
+
 def lean17_sweeps(selected):
     """gelu_bias v6's lean kernel (one vector a thread, no run-time tests) at the graph-mode small shape."""
     if "gelu_bias" not in selected:
@@ -406,7 +442,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
-        "peel20": peel20_sweeps, "odd21": odd21_sweeps}
+        "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
