@@ -47,7 +47,11 @@
 //   keeps them early at R = 1 (SASS: 6-45 instructions into the loop) but sinks them below the
 //   first vector's math at R = 2 with 64 registers, to shorten their live ranges),
 //   MIN_BLOCKS (blocks per SM the register cap must allow; default 1024 / BLOCK), BLOCK (`@block`),
-//   INDEX32_LIMIT (tests: 0 forces the 64-bit index loop).
+//   INDEX32_LIMIT (tests: 0 forces the 64-bit index loop), ODD_VEC (session 21, default 0 until an
+//   H200 measures it, scripts/sweep_membound_s14.py set odd22: 1 runs tensors whose rows are not
+//   16-byte multiples, x and y in one phase, as 16-byte vectors over the flat index, gelu_bias_flat;
+//   the default sends them element by element, 2-byte loads and stores in bf16, as the norms did
+//   before their 2.2-4.4x fix that session).
 //   Registers (NVRTC 13.0, default knobs): 64 for both kernels on sm_80/90/100/120, no spills.
 //
 // @block 128
@@ -69,6 +73,12 @@
 // Index space of the 32-bit loop; a test sets 0 to run the 64-bit one on small tensors.
 #ifndef INDEX32_LIMIT
 #define INDEX32_LIMIT 0xffffffffull
+#endif
+// ODD_VEC (session 21, default 0 until measured): 1 sends tensors that fail the aligned test but
+// whose x and y share a 16-byte phase (odd widths: rows at every phase; offset views) through
+// gelu_bias_flat below (16-byte vectors over the flat index) instead of the element-by-element path.
+#ifndef ODD_VEC
+#define ODD_VEC 0
 #endif
 // 1024 threads per SM by default (8 blocks of 128): a 64-register cap, v4's.
 #ifndef MIN_BLOCKS
@@ -130,6 +140,77 @@ __device__ __forceinline__ void vec_rows(const uint4* __restrict__ xv, uint4* __
   }
 }
 
+#if ODD_VEC
+// The bias at columns c .. c + V - 1 of a row of `cols` (cols >= 2 V), as floats: inside the row, the
+// 4-byte words around them (4 LDG, a 5th when bias + c is 2 bytes off a word) funnel-shifted into place
+// (the norms' session-21 form, norm_rows.cuh PARAM_WORDS); across the row's end, element by element.
+template <typename T>
+__device__ __forceinline__ void bias_at(float (&b)[16 / sizeof(T)], const T* __restrict__ bias, unsigned c,
+                                        unsigned cols) {
+  constexpr unsigned V = 16 / sizeof(T);
+  if (c + V <= cols) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(bias + c);
+    const unsigned* wp = reinterpret_cast<const unsigned*>(a & ~3ull);
+    const unsigned r8 = static_cast<unsigned>(a & 3) * 8;  // 0 or 16 (bf16); 0 (fp32)
+    unsigned w[5];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) w[i] = __ldg(wp + i);
+    w[4] = r8 ? __ldg(wp + 4) : 0u;  // a word that holds bias[c + V - 1]: inside the allocation
+    unpack<T>(make_uint4(__funnelshift_r(w[0], w[1], r8), __funnelshift_r(w[1], w[2], r8),
+                         __funnelshift_r(w[2], w[3], r8), __funnelshift_r(w[3], w[4], r8)),
+              b);
+  } else {
+#pragma unroll
+    for (unsigned k = 0; k < V; ++k) b[k] = to_f32(bias[c + k < cols ? c + k : c + k - cols]);
+  }
+}
+
+// x and y share a 16-byte phase but the rows do not (cols x sizeof(T) not a multiple of 16, or x a view
+// at an offset): the tensor as one flat array, a head of scalars to x's first 16-byte boundary, then
+// vectors j = id, id + T, ... (T threads in the grid, R of a thread's vectors loaded together, as
+// vec_rows does), then a tail of scalars. A vector's V elements start at column (head + j V) mod cols,
+// stepped by (T V) mod cols rather than divided per vector; the bias comes from bias_at.
+template <typename T>
+__device__ __forceinline__ void gelu_bias_flat(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
+                                               unsigned long long rows, unsigned cols) {
+  constexpr unsigned V = 16 / sizeof(T), R = ROWS;
+  const unsigned long long n = rows * cols;
+  const unsigned long long tx = (unsigned long long)gridDim.x * blockDim.x;
+  const unsigned long long id =
+      (blockIdx.y * (unsigned long long)blockDim.y + threadIdx.y) * tx + blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long nt = tx * gridDim.y * blockDim.y;  // threads in the grid
+  const unsigned mis = static_cast<unsigned>(reinterpret_cast<unsigned long long>(x) & 15);
+  const unsigned long long head = mis ? min((unsigned long long)((16 - mis) / sizeof(T)), n) : 0ull;
+  const unsigned long long nvec = (n - head) / V, tail0 = head + nvec * V;
+  if (id < head) y[id] = from_f32<T>(gelu_for<T>(to_f32(x[id]) + to_f32(bias[id % cols])));
+  if (id < n - tail0) {
+    const unsigned long long e = tail0 + id;
+    y[e] = from_f32<T>(gelu_for<T>(to_f32(x[e]) + to_f32(bias[e % cols])));
+  }
+  if (id >= nvec) return;
+  const uint4* __restrict__ xv = reinterpret_cast<const uint4*>(x + head);
+  uint4* __restrict__ yv = reinterpret_cast<uint4*>(y + head);
+  unsigned c = static_cast<unsigned>((head + id * V) % cols);
+  const unsigned dc = static_cast<unsigned>((nt * V) % cols);  // c + dc < 2 cols < 2^32: cols < 2^31
+  for (unsigned long long j = id; j < nvec; j += R * nt) {
+    uint4 cur[R];
+#pragma unroll
+    for (unsigned u = 0; u < R; ++u)
+      if (j + u * nt < nvec) cur[u] = ldg_nc(xv + j + u * nt);
+#pragma unroll
+    for (unsigned u = 0; u < R; ++u) {
+      if (j + u * nt < nvec) {
+        float b[V];
+        bias_at<T>(b, bias, c, cols);
+        yv[j + u * nt] = gelu_bias16_for<T>(cur[u], b);
+      }
+      c += dc;
+      if (c >= cols) c -= cols;
+    }
+  }
+}
+#endif
+
 // A thread's rows are v3's: r, r + step, r + 2 step, ... (r = blockIdx.y x by + threadIdx.y,
 // step = gridDim.y x by), taken R at a time: the R loads of a group are issued together (and,
 // with PREFETCH, the next group's before this group's math). The launch picks gridDim.y: one
@@ -138,14 +219,22 @@ template <typename T>
 __device__ __forceinline__ void gelu_bias_groups(const T* __restrict__ x, const T* __restrict__ bias,
                                                  T* __restrict__ y, unsigned long long rows, unsigned cols) {
   constexpr unsigned V = 16 / sizeof(T);
+  const bool vec = ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(bias) |
+                     reinterpret_cast<unsigned long long>(y) | (cols * sizeof(T))) & 15) == 0;
+#if ODD_VEC
+  // Before the early exits below: the flat path numbers every thread of the grid.
+  if (!vec && ((reinterpret_cast<unsigned long long>(x) ^ reinterpret_cast<unsigned long long>(y)) & 15) == 0 &&
+      cols >= 2 * V && cols < (1u << 31)) {
+    gelu_bias_flat<T>(x, bias, y, rows, cols);
+    return;
+  }
+#endif
   const unsigned chunks = (cols + V - 1) / V;  // 16-byte column chunks per row (the last may be partial)
   const unsigned chunk = blockIdx.x * blockDim.x + threadIdx.x;
   if (chunk >= chunks) return;  // no barrier in this kernel
   const unsigned long long r = blockIdx.y * (unsigned long long)blockDim.y + threadIdx.y;
   if (r >= rows) return;
   const unsigned step = gridDim.y * blockDim.y;  // < 2^26 (gridDim.y <= 65535, blockDim.y <= 1024)
-  const bool vec = ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(bias) |
-                     reinterpret_cast<unsigned long long>(y) | (cols * sizeof(T))) & 15) == 0;
   if (vec) {  // cols % V == 0 here, so every chunk is whole
     const uint4* __restrict__ xv = reinterpret_cast<const uint4*>(x);
     uint4* __restrict__ yv = reinterpret_cast<uint4*>(y);
