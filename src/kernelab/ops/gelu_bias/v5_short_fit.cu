@@ -85,6 +85,7 @@
 #define MIN_BLOCKS (1024 / BLOCK)
 #endif
 
+#include "../common/words16.cuh"  // kl::ld16_words_nc (ODD_VEC's bias)
 #include "gelu_erfc.cuh"  // gelu_bias16_for: gelu_short (bf16) / gelu (fp32); vec16.cuh's unpack, pack
 
 // ld.global.nc as asm volatile: NVVM keeps a thread's R loads together, ahead of the math (v4).
@@ -149,16 +150,7 @@ __device__ __forceinline__ void bias_at(float (&b)[16 / sizeof(T)], const T* __r
                                         unsigned cols) {
   constexpr unsigned V = 16 / sizeof(T);
   if (c + V <= cols) {
-    const unsigned long long a = reinterpret_cast<unsigned long long>(bias + c);
-    const unsigned* wp = reinterpret_cast<const unsigned*>(a & ~3ull);
-    const unsigned r8 = static_cast<unsigned>(a & 3) * 8;  // 0 or 16 (bf16); 0 (fp32)
-    unsigned w[5];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) w[i] = __ldg(wp + i);
-    w[4] = r8 ? __ldg(wp + 4) : 0u;  // a word that holds bias[c + V - 1]: inside the allocation
-    unpack<T>(make_uint4(__funnelshift_r(w[0], w[1], r8), __funnelshift_r(w[1], w[2], r8),
-                         __funnelshift_r(w[2], w[3], r8), __funnelshift_r(w[3], w[4], r8)),
-              b);
+    unpack<T>(kl::ld16_words_nc(bias + c), b);
   } else {
 #pragma unroll
     for (unsigned k = 0; k < V; ++k) b[k] = to_f32(bias[c + k < cols ? c + k : c + k - cols]);

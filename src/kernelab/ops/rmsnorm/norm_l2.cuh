@@ -54,6 +54,7 @@
 #pragma once
 #include "../softmax/rows.cuh"
 #include "ld_scalar_if.cuh"
+#include "../common/words16.cuh"
 
 #ifndef BLOCK
 #error "BLOCK (threads per block) is the header's @block: RowNorm.defines passes it"
@@ -276,8 +277,7 @@ __device__ __forceinline__ uint4 ldp_body(const uint4* p, const Shift& sh, bool 
 #pragma unroll
     for (int k = 0; k < 4; ++k) c[k] = ld_u32_if(w + k, pred);
     c[4] = ld_u32_if(w + 4, pred && sh.r8 != 0);
-    return make_uint4(__funnelshift_r(c[0], c[1], sh.r8), __funnelshift_r(c[1], c[2], sh.r8),
-                      __funnelshift_r(c[2], c[3], sh.r8), __funnelshift_r(c[3], c[4], sh.r8));
+    return kl::funnel_words(c, sh.r8);
 #else
     return funnel16(ldp(p, pred, pol), ldp(p + 1, pred, pol), sh.q, sh.r8);
 #endif

@@ -21,6 +21,7 @@
 #pragma once
 #include "../softmax/rows.cuh"
 #include "ld_scalar_if.cuh"
+#include "../common/words16.cuh"
 
 // X_LOAD: how x's 16-byte vectors are read.
 //   0: ld.global.nc (__ldg: read-only path, no eviction hint)  [default]
@@ -196,18 +197,9 @@ struct ParamSlice {
     if (vec) {
       rows::unpack<T>(v[k], f);
     } else if constexpr (sizeof(T) == 2 && PARAM_WORDS) {
-      // bf16 out of x's phase: the 16 bytes as the 4-byte words around them (4 or 5 LDG.32, where
-      // element by element is 8 LDG.U16), funnel-shifted by 0 or 2 bytes (session 21).
-      const unsigned long long a = reinterpret_cast<unsigned long long>(p + geo.head + (k * P + g) * V);
-      const unsigned* wp = reinterpret_cast<const unsigned*>(a & ~3ull);
-      const int r8 = static_cast<int>(a & 2) * 8;
-      unsigned c[5];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) c[i] = __ldg(wp + i);
-      c[4] = r8 ? __ldg(wp + 4) : 0u;  // past the 16 bytes when they are 4-byte aligned
-      rows::unpack<T>(make_uint4(__funnelshift_r(c[0], c[1], r8), __funnelshift_r(c[1], c[2], r8),
-                                 __funnelshift_r(c[2], c[3], r8), __funnelshift_r(c[3], c[4], r8)),
-                      f);
+      // bf16 out of x's phase: the 4-byte words around the vector, funnel-shifted (4-5 loads, where
+      // element by element is 8; session 21).
+      rows::unpack<T>(kl::ld16_words_nc(p + geo.head + (k * P + g) * V), f);
     } else {
       const int col = geo.head + (k * P + g) * V;
 #pragma unroll
