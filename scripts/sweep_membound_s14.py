@@ -384,7 +384,7 @@ def odd21_sweeps(selected):
 def odd22_sweeps(selected):
     """Each memory-bound op's best variant on the bench shape and on the same shape one element
     narrower (odd widths: rows at every 16-byte phase), against torch.compile, twice (session 21, to run
-    first in session 22). The norms' element-by-element body cost 2.2-4.4x there (odd21); this asks
+    first in session 22). The norms' element-by-element body took 1.9-4.4x the fixed time there (odd21); this asks
     which other op has such a path on its best variant. Predicted from the code: gelu_bias (v6 hands odd
     widths to v5's element path: x loaded and y stored 2 bytes at a time, 8 STG.U16 a vector, as the
     norms did) 3-4x slower than on 8192 and behind torch.compile; softmax (x and y share every row's
