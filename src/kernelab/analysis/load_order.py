@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .._text import split_top_level
 from .sass import _FUNCTION, _INSTR, access_bits  # sass.py's reading of cuobjdump's lines
 
 _GUARD = re.compile(r"^@(?P<neg>!?)(?P<pred>U?P(?:T|\d))\s+")
@@ -112,20 +113,7 @@ def _branch_target(ins: Instruction) -> int | None:
 
 def _split_operands(rest: str) -> list[str]:
     """Operands at top level (commas inside [...] or {...} do not split)."""
-    out, depth, cur = [], 0, []
-    for ch in rest:
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
+    return split_top_level(rest, "[{", "]}")
 
 
 def parse_instruction(addr: int, body: str) -> Instruction | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._text import split_top_level
 from .errors import ArgumentError, KernelabError
 from .preprocess import preprocess
 
@@ -88,20 +89,8 @@ class DevicePointer:
 
 
 def _split_top_level(s: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "(<[":
-            depth += 1
-        elif ch in ")>]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur))
-    return parts
+    """A C parameter list at its top-level commas (template arguments and casts do not split)."""
+    return split_top_level(s, "(<[", ")>]")
 
 
 _GLOBAL = re.compile(r"__global__")
