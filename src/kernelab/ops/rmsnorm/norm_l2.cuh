@@ -43,6 +43,8 @@
 //   PARAM_SHIFT  1: a row whose weight/bias are out of x's 16-byte phase (y in it) shifts aligned
 //            parameter vectors into place and stores y 16 bytes at a time  [default]; 0: that row
 //            goes element by element (w, b and y), as before session 21
+//   SHIFT_WORDS  how kShifted reads a parameter vector: 1 the 4-byte words around it  [default];
+//            0 the two aligned 16-byte vectors around it (spills in layernorm v5)
 //   SM_THREADS  threads per SM the register cap must allow: __launch_bounds__ min blocks =
 //            SM_THREADS / BLOCK (2048: 32 registers, 1536: 40); the variants define it and their
 //            launch bounds (rmsnorm v4 per dtype)
@@ -222,10 +224,13 @@ using normld::ld_scalar_if;  // one element if pred, else 0.0f (ld_scalar_if.cuh
 // sit s = (p + head * sizeof(T)) mod 16 bytes past a 16-byte boundary. The element-by-element body
 // this replaces stored y 2 bytes at a time (8 STG.U16 per vector): rmsnorm v4 bf16 32768 x 8191 ran
 // 1196 us, torch.compile 404 (H200, docs/runs/2026-12-02-h200-sweep_peel20.json). Here a parameter
-// vector is the two aligned 16-byte vectors around it (L1 hits; the second shares a 16-byte block
-// with needed bytes, so it is inside the allocation) shifted down by s bytes: output word i is
+// vector is read as the 4-byte words around it (SHIFT_WORDS 1, the default: 4 loads, a 5th when it
+// is 2 bytes off a word) and funnel-shifted by s mod 4 bytes (../common/words16.cuh). SHIFT_WORDS 0
+// reads the two aligned 16-byte vectors around it instead (L1 hits; the second shares a 16-byte
+// block with needed bytes, so it is inside the allocation) and shifts by s: output word i is
 // funnelshift(c[i + q], c[i + q + 1], 8 r), q = s / 4, r = s % 4, the word picks selects on q
-// (uniform per row: 15 SEL and 4 SHF per vector, no local memory).
+// (uniform per row: 15 SEL and 4 SHF per vector); it spills in layernorm v5 and was 2% slower in
+// rmsnorm bf16 (sweep odd21).
 struct Shift {
   const uint4* base;  // the aligned vector below the parameter's column `head`
   int q, r8;          // s / 4 words and (s % 4) x 8 bits
@@ -240,13 +245,6 @@ __device__ __forceinline__ Shift shift_for(const T* p) {
 #endif
   return Shift{reinterpret_cast<const uint4*>(a - s), s >> 2, (s & 3) * 8};
 }
-__device__ __forceinline__ unsigned ld_u32_if(const void* p, bool pred) {
-  unsigned r;
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.u32 %0, [%1];\n}"
-               : "=&r"(r)
-               : "l"(p), "r"(static_cast<int>(pred)));
-  return r;
-}
 // Word k + q of c[0..7] (k + q <= 7).
 __device__ __forceinline__ unsigned word_at(const unsigned* c, int k, int q) {
   return q == 0 ? c[k] : q == 1 ? c[k + 1] : q == 2 ? c[k + 2] : c[k + 3];
@@ -257,8 +255,7 @@ __device__ __forceinline__ uint4 funnel16(const uint4& lo, const uint4& hi, int 
   unsigned d[5];
 #pragma unroll
   for (int k = 0; k < 5; ++k) d[k] = word_at(c, k, q);
-  return make_uint4(__funnelshift_r(d[0], d[1], r8), __funnelshift_r(d[1], d[2], r8), __funnelshift_r(d[2], d[3], r8),
-                    __funnelshift_r(d[3], d[4], r8));
+  return kl::funnel_words(d, r8);
 }
 
 // Pass 2's bodies: kAligned, every array in x's phase (vectors only); kShifted, y in x's phase, the
@@ -272,11 +269,13 @@ template <Body B>
 __device__ __forceinline__ uint4 ldp_body(const uint4* p, const Shift& sh, bool pred, const Policies& pol) {
   if constexpr (B == Body::kShifted) {
 #if SHIFT_WORDS
-    const unsigned* w = reinterpret_cast<const unsigned*>(p);
+    // ld_scalar_if's predicated 4-byte load (the bits of the word, as a float): in program order
+    // with the step's other loads.
+    const float* w = reinterpret_cast<const float*>(p);
     unsigned c[5];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) c[k] = ld_u32_if(w + k, pred);
-    c[4] = ld_u32_if(w + 4, pred && sh.r8 != 0);
+    for (int k = 0; k < 4; ++k) c[k] = __float_as_uint(ld_scalar_if<float>(w + k, pred));
+    c[4] = __float_as_uint(ld_scalar_if<float>(w + 4, pred && sh.r8 != 0));
     return kl::funnel_words(c, sh.r8);
 #else
     return funnel16(ldp(p, pred, pol), ldp(p + 1, pred, pol), sh.q, sh.r8);
