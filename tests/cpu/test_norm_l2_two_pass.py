@@ -7,7 +7,7 @@ import dataclasses
 import re
 
 from kernelab.analysis.load_order import load_order
-from kernelab.analysis.sass import disassemble, run_cuobjdump
+from kernelab.analysis.sass import disassemble, run_cuobjdump, sass_mix
 from kernelab.gpu import CI_ARCHS, compile_file
 from kernelab.ops import discover
 from kernelab.ops.build import target_arch
@@ -109,16 +109,6 @@ def test_rmsnorm_v4_pass1_peel_issues_the_vectors_before_the_scalars():
         assert found[0] and not found[1], (arch, found)
 
 
-def _opcodes(cubin: bytes, fn: str) -> list[str]:
-    """Kernel fn's SASS opcodes with their suffixes, predicates dropped ('STG.E.128', 'LDG.E.U16', ...)."""
-    ops = []
-    for ln in _sass_lines(cubin, fn):
-        body = ln.split("*/", 1)[1].strip()
-        body = re.sub(r"^@!?U?P\w+\s+", "", body)
-        ops.append(body.split()[0].rstrip(";"))
-    return ops
-
-
 def test_param_shift_stores_y_in_16_byte_vectors():
     """PARAM_SHIFT 1 (session 21): a row whose weight (and bias) sit out of x's 16-byte phase (odd widths:
     bf16 N = 8191 puts 7 rows in 8 there) gets a pass-2 body of its own that stores y with STG.E.128 and
@@ -134,9 +124,9 @@ def test_param_shift_stores_y_in_16_byte_vectors():
                 m = compile_file(v.path, arch=arch, defines={**op.defines(v), "PARAM_SHIFT": shift})
                 for fn, res in m.resources.items():
                     assert not res.spills, (v.name, arch, shift, fn)
-                ops = _opcodes(m.cubin, f"{op.kernel_entry}_bf16")
-                counts[shift] = {k: sum(o == k for o in ops) for k in ("STG.E.128", "STG.E.U16", "LDG.E.U16")}
-                counts[shift]["SHF.R.W"] = sum(o.startswith("SHF.R.W") for o in ops)
+                ops = sass_mix(m.cubin)[f"{op.kernel_entry}_bf16"].opcodes
+                counts[shift] = {k: ops.get(k, 0) for k in ("STG.E.128", "STG.E.U16", "LDG.E.U16")}
+                counts[shift]["SHF.R.W"] = sum(c for o, c in ops.items() if o.startswith("SHF.R.W"))
             new, old = counts[1], counts[0]
             assert new["STG.E.128"] > old["STG.E.128"], (v.name, arch, counts)
             assert new["SHF.R.W"] >= old["SHF.R.W"] + 4, (v.name, arch, counts)  # a funnel a word of a vector
