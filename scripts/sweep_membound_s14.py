@@ -60,6 +60,10 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     odd22:     (session 21, to run in 22) each memory-bound op's best variant on its bench shape and one element
                narrower (gelu_bias and softmax bf16 32768 x 8191, transpose fp32 16383^2, sum bf16 2^28 - 1)
                against torch.compile, twice: which op keeps an element-by-element path at odd widths.
+    shift22:   (session 22) transpose v4 at 16384^2 and 16383^2 (fp32 and bf16) and at 16384 x 16383 / 16383 x
+               16384 (fp32: only out's rows / only m's rows misaligned): the shifted kernels (`@shifted 1`, the
+               default now) against the element path they replace (`@shifted 0`) and torch.compile, twice; and
+               gelu_bias fp32 32768 x 8191 against 8192 (ODD_VEC 1, the default now, measured in bf16 only).
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
 import sys
@@ -443,11 +447,38 @@ def lean17_sweeps(selected):
     return out
 
 
+def shift22_sweeps(selected):
+    """transpose v4's shifted kernels against the element path on misaligned rows (session 22), and
+    gelu_bias fp32 with ODD_VEC 1. Predicted (v4_grouped_order.cu's header): 16383^2 fp32 525-560 us
+    (0.90-0.96x a copy; the element path 1160 us, torch.compile 865), bf16 in proportion, one side
+    misaligned in between; 16384^2 the same time with either setting (the aligned kernels are untouched).
+    gelu_bias fp32 at 8191: within 10% of 8192 (bf16 measured 17% over)."""
+    out = []
+    if "transpose" in selected:
+        v4 = "v4_grouped_order"
+        for shape, dt in [((16384, 16384), "float32"), ((16383, 16383), "float32"), ((16384, 16383), "float32"),
+                          ((16383, 16384), "float32"), ((16384, 16384), "bfloat16"), ((16383, 16383), "bfloat16")]:
+            cands = [Candidate(f"{v4}", "existing", v4), Candidate(f"{v4} shifted=0", "new", v4, meta={"shifted": "0"})]
+            again = [Candidate(f"{c.label} again", c.kind, c.variant, meta=c.meta) for c in cands]
+            out.append(Sweep("transpose", Case(shape, dt), "cold", Case((257, 8191), dt),
+                             [Candidate("torch.compile", "peer")] + cands + again
+                             + [Candidate("torch.compile again", "peer")]))
+    if "gelu_bias" in selected:
+        for n in (8192, 8191):
+            cands = [Candidate(v, "existing", v) for v in ("v6_lean_small", "v5_short_fit")]
+            again = [Candidate(f"{c.label} again", c.kind, c.variant) for c in cands]
+            out.append(Sweep("gelu_bias", Case((32768, n), "float32"), "cold", Case((257, n), "float32"),
+                             [Candidate("torch.compile", "peer")] + cands + again
+                             + [Candidate("torch.compile again", "peer")]))
+    return out
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
-        "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps}
+        "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
+        "shift22": shift22_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

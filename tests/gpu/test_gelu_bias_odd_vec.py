@@ -1,4 +1,4 @@
-"""gelu_bias v5_short_fit built with ODD_VEC 1 (session 21, default 0 until measured): tensors whose rows
+"""gelu_bias v5_short_fit built with ODD_VEC 1 (session 21; the default since session 22): tensors whose rows
 are not 16-byte multiples but whose x and y share a phase run gelu_bias_flat (16-byte vectors over the
 flat index, the bias's column stepped per vector and funnel-shifted from 4-byte words, wrapping at the
 row's end). Correct on the op's own test cases and on the shapes that break that path: odd widths (rows

@@ -84,3 +84,13 @@ def test_v4_at_size(dtype):
     out["out"].fill_(float("nan"))
     run_variant(OP, V4, case, {"m": m}, out)
     assert torch.equal(out["out"], m.t())
+
+
+@pytest.mark.parametrize("shape,dtype,offset", [((16383, 16383), "float32", 0), ((8191, 8193), "float32", 3),
+                                                ((8193, 8191), "bfloat16", 5), ((16384, 16383), "bfloat16", 0)])
+def test_v4_shifted_kernels_at_size(shape, dtype, offset):
+    """Misaligned rows at size (session 22: op.py launches transpose_shifted_*): m and out at every row
+    phase, whole and edge tiles, guarded outputs, bit-exact."""
+    case = Case(shape, dtype, offset=offset)
+    problems = _problems(lambda c, i, o: run_variant(OP, V4, c, i, o), case, "uniform")
+    assert not problems, "\n".join(problems[:10])

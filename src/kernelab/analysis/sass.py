@@ -107,6 +107,12 @@ class InstructionMix:
         return sum(getattr(self, f"stg{w}") for w in WIDTHS)
 
     @property
+    def ldgsts128(self) -> int:
+        """16-byte cp.async copies (LDGSTS.E.BYPASS.128 ...): 16-byte global loads that land in shared memory."""
+        return sum(c for op, c in self.opcodes.items()
+                   if op.split(".")[0] == "LDGSTS" and access_bits(op.split(".")[1:]) == 128)
+
+    @property
     def local_memory(self) -> int:
         return self.ldl + self.stl
 

@@ -47,11 +47,14 @@
 //   keeps them early at R = 1 (SASS: 6-45 instructions into the loop) but sinks them below the
 //   first vector's math at R = 2 with 64 registers, to shorten their live ranges),
 //   MIN_BLOCKS (blocks per SM the register cap must allow; default 1024 / BLOCK), BLOCK (`@block`),
-//   INDEX32_LIMIT (tests: 0 forces the 64-bit index loop), ODD_VEC (session 21, default 0 until an
-//   H200 measures it, scripts/sweep_membound_s14.py set odd22: 1 runs tensors whose rows are not
-//   16-byte multiples, x and y in one phase, as 16-byte vectors over the flat index, gelu_bias_flat;
-//   the default sends them element by element, 2-byte loads and stores in bf16, as the norms did
-//   before that session's fix made them 1.2-4.4x faster).
+//   INDEX32_LIMIT (tests: 0 forces the 64-bit index loop), ODD_VEC (session 21, default 1 since the
+//   H200 measured it in session 22: tensors whose rows are not 16-byte multiples, x and y in one phase,
+//   run as 16-byte vectors over the flat index, gelu_bias_flat; 0 sends them element by element, 2-byte
+//   loads and stores in bf16, as the norms did before session 21's fix).
+// Measured, ODD_VEC (docs/runs/2026-12-02-h200-sweep_odd22.json, at 093b173, 32768 x 8191 bf16, one
+//   process, each twice): v5 ODD_VEC 1 300.5 / 301.7 us, 0 1306.1 / 1306.1 (4.3x), torch.compile 462.1 /
+//   461.7 (1.54x); at 8192 (the aligned path, same code) 257.6 / 256.8 against 257.1 / 256.6. Predicted
+//   within 5% of the 8192 time; it is 17% over (84% of the copy rate against 98%), cause not measured.
 //   Registers (NVRTC 13.0, default knobs): 64 for both kernels on sm_80/90/100/120, no spills.
 //
 // @block 128
@@ -74,11 +77,11 @@
 #ifndef INDEX32_LIMIT
 #define INDEX32_LIMIT 0xffffffffull
 #endif
-// ODD_VEC (session 21, default 0 until measured): 1 sends tensors that fail the aligned test but
-// whose x and y share a 16-byte phase (odd widths: rows at every phase; offset views) through
+// ODD_VEC (default 1, measured 4.3x at 32768 x 8191 bf16): 1 sends tensors that fail the aligned test
+// but whose x and y share a 16-byte phase (odd widths: rows at every phase; offset views) through
 // gelu_bias_flat below (16-byte vectors over the flat index) instead of the element-by-element path.
 #ifndef ODD_VEC
-#define ODD_VEC 0
+#define ODD_VEC 1
 #endif
 // 1024 threads per SM by default (8 blocks of 128): a 64-register cap, v4's.
 #ifndef MIN_BLOCKS

@@ -84,6 +84,21 @@ __device__ __forceinline__ uint4 pack(const B (&e)[16 / sizeof(B)]) {
 
 #include "tile_order.cuh"  // TileOrder: linear tile index -> (row tile, column tile) by GROUP
 
+// A tile of TR x TC elements of B as 16-byte chunks, and how the block's threads cover it.
+template <typename B, unsigned TR, unsigned TC>
+struct TileGeom {
+  static constexpr unsigned V = 16 / sizeof(B);            // elements per 16-byte vector: 4 fp32, 8 bf16
+  static constexpr unsigned IN_CPR = TC / V;               // 16-byte chunks per tile row
+  static constexpr unsigned OUT_CPR = TR / V;              // chunks per output row within the tile
+  static constexpr unsigned CHUNKS = TR * IN_CPR;          // chunks per tile (= TC x OUT_CPR)
+  static constexpr unsigned PER_THREAD = (CHUNKS + BLOCK - 1) / BLOCK;  // loads (and stores) per thread
+  static constexpr bool EVEN = CHUNKS % BLOCK == 0;        // else the last step leaves threads idle
+  static constexpr unsigned XMASK = (IN_CPR < 8 ? IN_CPR : 8) - 1;      // swizzle bits: within one tile row
+  static constexpr unsigned LPR = OUT_CPR < 8 ? OUT_CPR : 8;            // lanes per output row in a warp store
+  static constexpr unsigned RPW = 32 / LPR;                // output rows per warp store
+  static constexpr unsigned GROUPS = OUT_CPR / LPR;        // warp tasks across one output row of the tile
+};
+
 // Where a block's tiles come from: a Tiles policy, called by every thread of the block as
 //   t = tiles_from.first();    before the loop;
 //   tiles_from.take();         once the tile is in shared memory, before the barrier that ends
@@ -110,16 +125,10 @@ struct GridStrideTiles {
 template <typename B, unsigned TR, unsigned TC, typename Tiles>
 __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* __restrict__ out, unsigned rows,
                                                   unsigned cols, unsigned long long ld, Tiles tiles_from) {
-  constexpr unsigned V = 16 / sizeof(B);            // elements per 16-byte vector: 4 fp32, 8 bf16
-  constexpr unsigned IN_CPR = TC / V;               // 16-byte chunks per tile row
-  constexpr unsigned OUT_CPR = TR / V;              // chunks per output row within the tile
-  constexpr unsigned CHUNKS = TR * IN_CPR;          // chunks per tile (= TC x OUT_CPR)
-  constexpr unsigned PER_THREAD = (CHUNKS + BLOCK - 1) / BLOCK;  // loads (and stores) per thread
-  constexpr bool EVEN = CHUNKS % BLOCK == 0;        // else the last step leaves threads idle
-  constexpr unsigned XMASK = (IN_CPR < 8 ? IN_CPR : 8) - 1;      // swizzle bits: within one tile row
-  constexpr unsigned LPR = OUT_CPR < 8 ? OUT_CPR : 8;            // lanes per output row in a warp store
-  constexpr unsigned RPW = 32 / LPR;                // output rows per warp store
-  constexpr unsigned GROUPS = OUT_CPR / LPR;        // warp tasks across one output row of the tile
+  using G = TileGeom<B, TR, TC>;
+  constexpr unsigned V = G::V, IN_CPR = G::IN_CPR, OUT_CPR = G::OUT_CPR, CHUNKS = G::CHUNKS;
+  constexpr unsigned PER_THREAD = G::PER_THREAD, XMASK = G::XMASK, LPR = G::LPR, RPW = G::RPW, GROUPS = G::GROUPS;
+  constexpr bool EVEN = G::EVEN;
   static_assert(TR % V == 0 && TC % V == 0 && (TR & (TR - 1)) == 0 && (TC & (TC - 1)) == 0,
                 "tile sides: powers of two, multiples of one 16-byte vector (8 elements covers both dtypes)");
   static_assert(TC % RPW == 0, "a warp stores RPW whole output rows of the tile");

@@ -113,6 +113,8 @@ class Transpose(OpSpec):
     #                   kernels take one more argument, `unsigned* work` (tile_tickets below)
     #   @full_tiles 1   optional (v8): launch `transpose_full_<dtype>` instead of the contract kernel
     #                   when every tile is whole and 16-byte aligned and 32-bit offsets reach (full_tiles)
+    #   @shifted 1      optional (v4): launch `transpose_shifted_<dtype>` when a row of m or of out is off
+    #                   a 16-byte boundary (rows_aligned): 16-byte accesses at every row phase
     # Grid: x over column tiles, y over row tiles (capped at 65535; the kernels loop beyond); with
     # `@tiles tickets`, 1-D: the blocks the GPU holds at once, at most one per tile.
     def defines(self, variant):
@@ -167,6 +169,8 @@ class Transpose(OpSpec):
             return
         if variant.meta_int("full_tiles", 0) and full_tiles(src, out, rows, cols, ld, tile_rows, tile_cols):
             kernel = kernel.module.kernel(f"transpose_full_{DTYPES[case.dtype]}")
+        if variant.meta_int("shifted", 0) and not rows_aligned(src, out, rows, ld):
+            kernel = kernel.module.kernel(f"transpose_shifted_{DTYPES[case.dtype]}")
         kernel(src, out, rows, cols, ld, grid=(grid_x, min(grid_y, MAX_GRID_Y)), block=block)
 
 
@@ -178,6 +182,13 @@ def full_tiles(src, out, rows: int, cols: int, ld: int, tile_rows: int, tile_col
     return (rows % tile_rows == 0 and cols % tile_cols == 0 and rows // tile_rows <= MAX_GRID_Y
             and (src.data_ptr() | out.data_ptr() | ld * esize | rows * esize) % 16 == 0
             and (rows - 1) * ld + cols < 2**31 and rows * cols < 2**31)
+
+
+def rows_aligned(src, out, rows: int, ld: int) -> bool:
+    """Whether every row of m (the span src, row stride ld) and of out ([cols, rows] contiguous) starts on
+    a 16-byte boundary: the aligned kernels' vector path. Otherwise v4 runs its shifted kernels."""
+    esize = src.element_size()
+    return (src.data_ptr() | out.data_ptr() | ld * esize | rows * esize) % 16 == 0
 
 
 def takes_tickets(variant: Variant) -> bool:

@@ -71,7 +71,19 @@
 //   conflict-free for bf16 32 x 32 (16 words in 16 banks) but not for bf16 64 x 32 or 16 x 32
 //   (2-way) or narrower tiles (tests/cpu/test_transpose_v4.py replays the addresses).
 // Alignment and edges: as v3 (vectors where rows are 16-byte aligned, element accesses for the
-//   chunks cut by an edge or on a misaligned side; interior tiles skip the bounds checks).
+//   chunks cut by an edge; interior tiles skip the bounds checks). A matrix with a row of m or of out
+//   off a 16-byte boundary runs transpose_shifted_* (session 22, below).
+// Session 22, rows at any 16-byte phase (odd widths, offset views, column slices): sweep odd22
+//   (docs/runs/2026-12-02-h200-sweep_odd22.json) ran 16383^2 fp32 in 1159.9 us against 523.5 us at
+//   16384^2 and torch.compile's 864.8 (0.75x): such rows took the element-by-element path on both
+//   sides, 4-byte accesses 16 bytes apart across a warp. What changed: op.py launches the kernels
+//   transpose_shifted_* (`@shifted 1`; shifted_tiles.cuh has the how) for those matrices: raw 16-byte
+//   chunks of each row copied by cp.async into the same swizzled slots plus one extra chunk a row, the
+//   gather reading each element at its row's phase, and the stores realigned by a warp shuffle (16-byte
+//   stores, V scalar ones a group of LPR lanes). Bytes: the aligned kernel's plus 1/16 more load
+//   requests (the extra chunk, shared with the neighbouring tile: L2). Predicted: 16383^2 fp32
+//   525-560 us (0.90-0.96x a copy, >= 1.5x torch.compile), bf16 in proportion; aligned matrices
+//   unchanged (the aligned kernels are not touched).
 //
 // Knobs (#ifndef macros; defaults in grouped_tiles.cuh, which holds this kernel's code since v7
 // shares it): TILE_ROWS, TILE_COLS, BLOCK (from the header; powers of two), TILE_ROWS_BF16,
@@ -86,8 +98,10 @@
 // @tile_rows_bf16 128
 // @tile_cols_bf16 128
 // @access_bytes 16 (loads of m and stores of out, where rows are 16-byte aligned)
+// @shifted 1 (transpose_shifted_* for matrices with a misaligned row of m or out)
 #include <cuda_bf16.h>
 #include "grouped_tiles.cuh"  // the knob defaults, the tile transpose (shared with v7_ticket_tiles)
+#include "shifted_tiles.cuh"  // shifted_transpose: the same tiles for rows at any 16-byte phase
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_F32) transpose_f32(const float* __restrict__ in,
                                                                       float* __restrict__ out, unsigned int rows,
@@ -103,4 +117,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_BF16) transpose_b
   grouped_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16>(reinterpret_cast<const unsigned short*>(in),
                                                                     reinterpret_cast<unsigned short*>(out), rows,
                                                                     cols, ld, GridStrideTiles{});
+}
+
+// Rows of m or of out off a 16-byte boundary (op.py picks these when `@shifted 1`): shifted_tiles.cuh.
+// Kernels of their own so the aligned ones above keep their code and registers as measured. Their loads
+// hold no registers (cp.async), so their budget is not the aligned kernels' vectors-a-thread rule: the
+// same blocks an SM, but at least 40 registers for bf16 (its 8-element gathers spilled 8-16 bytes at
+// 32, the 64 x 64 bf16 tile's budget).
+#define MIN_BLOCKS_SHIFTED_BF16 (MIN_BLOCKS_BF16 > 6 ? 6 : MIN_BLOCKS_BF16)
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_F32) transpose_shifted_f32(
+    const float* __restrict__ in, float* __restrict__ out, unsigned int rows, unsigned int cols, unsigned long long ld) {
+  shifted_transpose<unsigned, TILE_ROWS, TILE_COLS>(reinterpret_cast<const unsigned*>(in),
+                                                    reinterpret_cast<unsigned*>(out), rows, cols, ld);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_SHIFTED_BF16) transpose_shifted_bf16(
+    const __nv_bfloat16* __restrict__ in, __nv_bfloat16* __restrict__ out, unsigned int rows, unsigned int cols,
+    unsigned long long ld) {
+  shifted_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16>(reinterpret_cast<const unsigned short*>(in),
+                                                                    reinterpret_cast<unsigned short*>(out), rows,
+                                                                    cols, ld);
 }
