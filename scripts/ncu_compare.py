@@ -45,6 +45,7 @@ ROWS = ("Duration", "Executed Ipc Active", "Issue Slots Busy", "Issued Warp Per 
         "Mem Busy", "Mem Pipes Busy")
 
 _LINE = re.compile(r"^\s{2,}(\S.*?)\s{2,}(\S+)?\s+([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
+_BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
 _STALL = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio")
 
 
@@ -57,16 +58,18 @@ def parse_report(text: str) -> dict[str, float]:
         if not m:
             continue
         name, value = m[1].strip(), float(m[3].replace(",", ""))
+        value *= _BYTES.get(m[2] or "", 1)  # ncu scales byte counts to its own unit: report bytes
         s = _STALL.fullmatch(name)
         key = f"stall:{s[1]}" if s else name
         out.setdefault(key, value)  # the first kernel's value wins
     return out
 
 
-def table(reports: dict[str, dict[str, float]], top_stalls: int = 8) -> str:
-    """Metric rows x target columns; the stall reasons that matter most in any target, largest first."""
+def table(reports: dict[str, dict[str, float]], top_stalls: int = 8, extra: tuple = ()) -> str:
+    """Metric rows x target columns (ROWS, then `extra` metrics by name); the stall reasons that matter
+    most in any target, largest first."""
     names = list(reports)
-    rows = [r for r in ROWS if any(r in rep for rep in reports.values())]
+    rows = [r for r in (*ROWS, *extra) if any(r in rep for rep in reports.values())]
     stalls = sorted({k for rep in reports.values() for k in rep if k.startswith("stall:")},
                     key=lambda k: -max(rep.get(k, 0.0) for rep in reports.values()))[:top_stalls]
     width = max([len(r) for r in rows + stalls] + [10])
@@ -83,7 +86,7 @@ def ncu_command(ncu: str, target: str, kernel_regex: str, args) -> list[str]:
     cmd = [ncu, "--profile-from-start", "off", "--launch-count", "1", "--kernel-name", f"regex:{kernel_regex}"]
     for s in SECTIONS:
         cmd += ["--section", s]
-    cmd += ["--metrics", STALLS]
+    cmd += ["--metrics", ",".join([STALLS, *getattr(args, "metrics", [])])]
     cmd += [sys.executable, str(Path(__file__).resolve()), "--child", "--op", args.op, "--shape", args.shape,
             "--dtype", args.dtype, "--targets", target] + (["--params", args.params] if args.params else [])
     return cmd
@@ -176,6 +179,8 @@ def main(argv=None) -> int:
     p.add_argument("--kernel", action="append", default=[], help="NAME=REGEX: the kernel to profile for NAME")
     p.add_argument("--params", default="", help="case parameters, e.g. causal=true")
     p.add_argument("--out", default=".", help="folder for the ncu reports")
+    p.add_argument("--metrics", type=lambda x: [m for m in x.split(",") if m], default=[],
+                   help="more ncu metrics, comma-separated (each gets a row), e.g. dram__bytes_read.sum")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -205,7 +210,7 @@ def main(argv=None) -> int:
         reports[target] = parse_report(text)
         if not reports[target]:
             print(f"{target}: ncu reported nothing (rc {r.returncode}); its output: {out}", file=sys.stderr)
-    print(table(reports))
+    print(table(reports, extra=tuple(args.metrics)))
     return 0
 
 

@@ -64,3 +64,20 @@ def test_a_target_with_knobs_names_its_variant_and_macros():
         "v5_l2_two_pass", {"SM_THREADS": 1024, "X2_AHEAD": 4})
     assert NCU.split_target("torch.compile") == ("torch.compile", {})
     assert NCU.split_target("v4[]") == ("v4", {})
+
+
+def test_extra_metrics_are_asked_for_and_get_rows_in_bytes():
+    args = type("A", (), {"op": "transpose", "shape": "64,64", "dtype": "float32", "params": "",
+                          "metrics": ["dram__bytes_read.sum", "lts__t_requests_srcunit_tex_op_write.sum"]})()
+    cmd = NCU.ncu_command("/usr/bin/ncu", "v4", "transpose", args)
+    assert cmd[cmd.index("--metrics") + 1] == NCU.STALLS + ",dram__bytes_read.sum,lts__t_requests_srcunit_tex_op_write.sum"
+    text = """
+    dram__bytes_read.sum                                                         Gbyte         1.07
+    dram__bytes_write.sum                                                        Mbyte       512.50
+    lts__t_requests_srcunit_tex_op_write.sum                                   request    8,388,608
+"""
+    rep = NCU.parse_report(text)
+    assert rep == pytest.approx({"dram__bytes_read.sum": 1.07e9, "dram__bytes_write.sum": 512.5e6,
+                                 "lts__t_requests_srcunit_tex_op_write.sum": 8388608})
+    rows = NCU.table({"v4": rep}, extra=tuple(args.metrics)).splitlines()
+    assert [r.split()[0] for r in rows[1:]] == args.metrics  # only the metrics asked for, in that order
