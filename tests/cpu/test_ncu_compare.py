@@ -70,7 +70,8 @@ def test_extra_metrics_are_asked_for_and_get_rows_in_bytes():
     args = type("A", (), {"op": "transpose", "shape": "64,64", "dtype": "float32", "params": "",
                           "metrics": ["dram__bytes_read.sum", "lts__t_requests_srcunit_tex_op_write.sum"]})()
     cmd = NCU.ncu_command("/usr/bin/ncu", "v4", "transpose", args)
-    assert cmd[cmd.index("--metrics") + 1] == NCU.STALLS + ",dram__bytes_read.sum,lts__t_requests_srcunit_tex_op_write.sum"
+    asked = NCU.STALLS + ",dram__bytes_read.sum,lts__t_requests_srcunit_tex_op_write.sum"
+    assert cmd[cmd.index("--metrics") + 1] == asked
     text = """
     dram__bytes_read.sum                                                         Gbyte         1.07
     dram__bytes_write.sum                                                        Mbyte       512.50

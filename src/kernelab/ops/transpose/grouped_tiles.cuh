@@ -71,6 +71,15 @@ __device__ __forceinline__ void store16(void* p, uint4 v) {
 #endif
 }
 
+// One 16-byte store as one PTX instruction, which cannot be split. store16 (a uint4 assignment) came out
+// of NVRTC as four 4-byte STG.E in v8 and in the shifted kernels (where an element-by-element branch
+// stores the same words: the compiler merged the two), the vector gathered from shared memory split
+// back into its words (SASS, sm_80 and sm_90).
+__device__ __forceinline__ void st_global_v4(void* p, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 // 16 bytes <-> V elements of B (B: the element's bits, unsigned for fp32, unsigned short for bf16).
 template <typename B>
 __device__ __forceinline__ uint4 pack(const B (&e)[16 / sizeof(B)]) {

@@ -94,13 +94,7 @@ __device__ __forceinline__ uint4 ld_global_v4(const void* p) {
 #endif
 }
 
-// One 16-byte store. grouped_tiles.cuh's store16 (a uint4 assignment) came out of NVRTC as four
-// 4-byte STG.E here, the vector gathered from shared memory split back into its words (SASS,
-// sm_80 and sm_90); the PTX instruction cannot be split.
-__device__ __forceinline__ void st_global_v4(void* p, uint4 v) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
+// st_global_v4: grouped_tiles.cuh.
 
 template <typename B, unsigned BLOCK_SIZE>
 struct Lean {
