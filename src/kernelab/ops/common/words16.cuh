@@ -25,6 +25,21 @@ __device__ __forceinline__ uint4 funnel_words(const unsigned (&c)[5], unsigned r
                     __funnelshift_r(c[3], c[4], r8));
 }
 
+// The 16 bytes that start b bytes (0 .. 15) into the 32 bytes lo:hi (element order), for elements of
+// E bytes (b a multiple of E): words picked by selects on b / 4, then, for 2-byte elements, one funnel
+// shift a word. With lo = hi = v it rotates v: element i of the result is element (i + b / E) mod
+// (16 / E) of v (session 22: transpose's shifted gather).
+template <unsigned E>
+__device__ __forceinline__ uint4 bytes_at(const uint4 lo, const uint4 hi, const unsigned b) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const unsigned q = b >> 2;
+  unsigned c[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) c[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  if constexpr (E >= 4) return make_uint4(c[0], c[1], c[2], c[3]);
+  return funnel_words(c, (b & 3) * 8);
+}
+
 // The 16 bytes at p through the read-only path (__ldg: the compiler schedules these loads).
 __device__ __forceinline__ uint4 ld16_words_nc(const void* p) {
   const WordPhase ph = word_phase(p);

@@ -31,6 +31,7 @@
 //   load requests, the extra from L2), ~10 integer instructions a gathered element, 18.1 KiB of shared memory
 //   a block (the aligned kernel 16 KiB; 8 blocks an SM still fit on sm_80-sm_100).
 #pragma once
+#include "../common/words16.cuh"  // kl::bytes_at (the gather's rotation)
 
 // 16 bytes global -> shared without a register (cp.async, sm_80 and later; .cg: L2 only), and the wait
 // for this thread's copies.
@@ -40,6 +41,15 @@ __device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
                : "memory");
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// Element k of the 16 bytes v, as B (k a constant once the caller's loop unrolls).
+template <typename B>
+__device__ __forceinline__ B elem16(const uint4 v, const unsigned k) {
+  const unsigned wi = k * sizeof(B) / 4;
+  const unsigned w = wi == 0 ? v.x : wi == 1 ? v.y : wi == 2 ? v.z : v.w;
+  if constexpr (sizeof(B) == 4) return w;
+  return static_cast<B>(w >> ((k & 1) * 16));
+}
 
 template <typename B, unsigned TR, unsigned TC>
 __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* __restrict__ out, unsigned rows,
@@ -120,24 +130,32 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
       const unsigned j = c0 + oc;
       if (j >= cols) continue;
       const unsigned sh = out_phase_of(j);
-      B e[V];
+      // Where ld and rows are both odd mod V (an odd square), raw column oc + p has one value mod V in
+      // all 32 lanes at each step, and a warp's 4 output rows read 8 of the 32 banks: 4-way conflicts
+      // (tests/cpu/test_transpose_shifted.py). There the lanes of output row oc read their elements in
+      // an order rotated by oc mod V, so the 4 rows read 4 columns mod V (1.16-way fp32, 2.3 bf16), and
+      // the vector is rotated back into element order once gathered.
+      const unsigned rot = ((ph >> 4) & (ph >> 12) & 1u) * ((lane / LPR) & (V - 1));
+      B e[V];  // e[kk]: element (kk + rot) mod V of the vector
 #pragma unroll
-      for (unsigned k = 0; k < V; ++k) {
-        const unsigned R = V - sh + q * V + k;
+      for (unsigned kk = 0; kk < V; ++kk) {
+        const unsigned R = V - sh + q * V + ((kk + rot) & (V - 1));
         const unsigned c = oc + phase_of(R);  // raw column
         const unsigned ch = c / V;
         const unsigned slot = ch < IN_CPR ? R * IN_CPR + (ch ^ ((R / V) & XMASK)) : HELD + R;
-        e[k] = tile_e[slot * V + c % V];
+        e[kk] = tile_e[slot * V + c % V];
       }
+      const uint4 packed = pack<B>(e);
+      const uint4 vec = kl::bytes_at<sizeof(B)>(packed, packed, (16 - rot * sizeof(B)) & 15);  // element order
       // w < 0 only in tile 0, chunk 0, where it wraps (unsigned) past 2^32 - V: the tests below skip it.
       const unsigned w = r0 + q * V - sh;
       B* dst = out + (j * (unsigned long long)rows + r0 + q * V) - sh;
       if (w < rows && rows - w >= V) {
-        st_global_v4(dst, pack<B>(e));
+        st_global_v4(dst, vec);
       } else {  // the row's first or last vector: the elements inside it
 #pragma unroll
         for (unsigned k = 0; k < V; ++k)
-          if (w + k < rows) dst[k] = e[k];
+          if (w + k < rows) dst[k] = elem16<B>(vec, k);
       }
     }
     tiles_from.publish();
