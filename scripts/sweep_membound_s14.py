@@ -62,7 +62,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                against torch.compile, twice: which op keeps an element-by-element path at odd widths.
     shift22:   (session 22) transpose v4 at 16384^2 and 16383^2 (fp32 and bf16) and at 16384 x 16383 / 16383 x
                16384 (fp32: only out's rows / only m's rows misaligned): the shifted kernels (`@shifted 1`, the
-               default now) against the element path they replace (`@shifted 0`) and torch.compile, twice; and
+               default now) against the element path they replace (`@shifted 0`) and torch.compile, twice (at
+               16383^2 also without the gather's rotation, SHIFT_ROTATE 0); and
                gelu_bias fp32 32768 x 8191 against 8192 (ODD_VEC 1, the default now, measured in bf16 only).
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import os
@@ -459,7 +460,9 @@ def shift22_sweeps(selected):
         for shape, dt in [((16384, 16384), "float32"), ((16383, 16383), "float32"), ((16384, 16383), "float32"),
                           ((16383, 16384), "float32"), ((16384, 16384), "bfloat16"), ((16383, 16383), "bfloat16")]:
             cands = [Candidate(f"{v4}", "existing", v4), Candidate(f"{v4} shifted=0", "new", v4, meta={"shifted": "0"})]
-            again = [Candidate(f"{c.label} again", c.kind, c.variant, meta=c.meta) for c in cands]
+            if shape[0] == shape[1] == 16383:  # the odd square: the gather's rotation on and off
+                cands.append(Candidate(f"{v4} SHIFT_ROTATE=0", "new", v4, defines={"SHIFT_ROTATE": 0}))
+            again = [Candidate(f"{c.label} again", c.kind, c.variant, meta=c.meta, defines=c.defines) for c in cands]
             out.append(Sweep("transpose", Case(shape, dt), "cold", Case((257, 8191), dt),
                              [Candidate("torch.compile", "peer")] + cands + again
                              + [Candidate("torch.compile again", "peer")]))

@@ -33,6 +33,11 @@
 #pragma once
 #include "../common/words16.cuh"  // kl::bytes_at (the gather's rotation)
 
+// SHIFT_ROTATE (default 1; 0 for the sweep's comparison): rotate the gather's element order in odd squares.
+#ifndef SHIFT_ROTATE
+#define SHIFT_ROTATE 1
+#endif
+
 // 16 bytes global -> shared without a register (cp.async, sm_80 and later; .cg: L2 only), and the wait
 // for this thread's copies.
 __device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
@@ -135,7 +140,7 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
       // (tests/cpu/test_transpose_shifted.py). There the lanes of output row oc read their elements in
       // an order rotated by oc mod V, so the 4 rows read 4 columns mod V (1.16-way fp32, 2.3 bf16), and
       // the vector is rotated back into element order once gathered.
-      const unsigned rot = ((ph >> 4) & (ph >> 12) & 1u) * ((lane / LPR) & (V - 1));
+      const unsigned rot = SHIFT_ROTATE * ((ph >> 4) & (ph >> 12) & 1u) * ((lane / LPR) & (V - 1));
       B e[V];  // e[kk]: element (kk + rot) mod V of the vector
 #pragma unroll
       for (unsigned kk = 0; kk < V; ++kk) {
