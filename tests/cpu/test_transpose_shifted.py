@@ -42,9 +42,10 @@ class Geom:
         self.xsteps = -(-self.tr // self.block)
 
 
-def replay(g: Geom, rows: int, cols: int, ld: int, in_off: int, out_off: int, seed: int = 0):
+def replay(g: Geom, rows: int, cols: int, ld: int, in_off: int, out_off: int, seed: int = 0, rotate=None):
     """Run shifted_transpose's tile loop over m (rows x cols, row stride ld) at element in_off of its
-    allocation and out (cols x rows, contiguous) at element out_off of its own. Returns (m, out, writes,
+    allocation and out (cols x rows, contiguous) at element out_off of its own; `rotate`: the gather's
+    rotation (SHIFT_ROTATE; default as the kernel: fp32 only). Returns (m, out, writes,
     the mean shared-memory bank conflict of the gathers: wavefronts a warp's LDS takes)."""
     v = g.v
     held_rows = g.tr + v
@@ -108,7 +109,7 @@ def replay(g: Geom, rows: int, cols: int, ld: int, in_off: int, out_off: int, se
                 sh = (out_off + j * rows) % v
                 # Odd square (ld and rows odd mod V): the group of output row oc reads its elements in an
                 # order rotated by oc mod V, so the warp's 4 rows read 4 different columns mod V.
-                rot = ((ld % v) * (rows % v) & 1) * ((lane // g.lpr) % v)
+                rot = ((ld % v) * (rows % v) & 1) * ((lane // g.lpr) % v) * (rotate if rotate is not None else v == 4)
                 e = [None] * v
                 for kk in range(v):
                     k = (kk + rot) % v
@@ -197,6 +198,7 @@ def test_gather_bank_conflicts_of_the_defaults(g):
     v = g.v
     odd, even = v * 37 + v - 1, v * 38  # (both V - 1 mod V: 151 / 303) and a multiple of V
     cases = {"odd square": (odd, odd), "out only": (odd, even), "m only": (even, odd)}  # (rows, cols = ld)
-    mean = {name: replay(g, rows, cols, cols, 0, 0)[3] for name, (rows, cols) in cases.items()}
+    mean = {name: replay(g, rows, cols, cols, 0, 0, rotate=True)[3] for name, (rows, cols) in cases.items()}
     assert mean["odd square"] <= (1.2 if v == 4 else 2.3), mean
+    assert replay(g, odd, odd, odd, 0, 0, rotate=False)[3] >= 4.0  # without the rotation
     assert mean["out only"] <= (1.05 if v == 4 else 2.05) and mean["m only"] <= 1.3, mean

@@ -33,9 +33,15 @@
 #pragma once
 #include "../common/words16.cuh"  // kl::bytes_at (the gather's rotation)
 
-// SHIFT_ROTATE (default 1; 0 for the sweep's comparison): rotate the gather's element order in odd squares.
+// SHIFT_ROTATE / SHIFT_ROTATE_BF16 (fp32 / bf16 kernel; 1: rotate the gather's element order in odd
+// squares, below). Measured at 16383^2 (docs/runs/2026-12-02-h200-sweep_shift22c.json, one process, twice):
+// fp32 597.0 / 599.5 us rotated, 611.1 / 608.6 not; bf16 309.5 / 310.4 rotated, 297.8 / 298.1 not (its
+// 2-byte elements take funnel shifts to rotate back, and its conflicts were 4.16-way -> 2.28, not -> 1.16).
 #ifndef SHIFT_ROTATE
 #define SHIFT_ROTATE 1
+#endif
+#ifndef SHIFT_ROTATE_BF16
+#define SHIFT_ROTATE_BF16 0
 #endif
 
 // 16 bytes global -> shared without a register (cp.async, sm_80 and later; .cg: L2 only), and the wait
@@ -139,8 +145,9 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
       // all 32 lanes at each step, and a warp's 4 output rows read 8 of the 32 banks: 4-way conflicts
       // (tests/cpu/test_transpose_shifted.py). There the lanes of output row oc read their elements in
       // an order rotated by oc mod V, so the 4 rows read 4 columns mod V (1.16-way fp32, 2.3 bf16), and
-      // the vector is rotated back into element order once gathered.
-      const unsigned rot = SHIFT_ROTATE * ((ph >> 4) & (ph >> 12) & 1u) * ((lane / LPR) & (V - 1));
+      // the vector is rotated back into element order once gathered. fp32 only by default (see the knob).
+      constexpr unsigned ROTATE = sizeof(B) == 4 ? SHIFT_ROTATE : SHIFT_ROTATE_BF16;
+      const unsigned rot = ROTATE * ((ph >> 4) & (ph >> 12) & 1u) * ((lane / LPR) & (V - 1));
       B e[V];  // e[kk]: element (kk + rot) mod V of the vector
 #pragma unroll
       for (unsigned kk = 0; kk < V; ++kk) {

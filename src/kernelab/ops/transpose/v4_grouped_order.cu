@@ -79,11 +79,23 @@
 //   sides, 4-byte accesses 16 bytes apart across a warp. What changed: op.py launches the kernels
 //   transpose_shifted_* (`@shifted 1`; shifted_tiles.cuh has the how) for those matrices: raw 16-byte
 //   chunks of each row copied by cp.async into the same swizzled slots plus one extra chunk a row, the
-//   gather reading each element at its row's phase, and the stores realigned by a warp shuffle (16-byte
-//   stores, V scalar ones a group of LPR lanes). Bytes: the aligned kernel's plus 1/16 more load
-//   requests (the extra chunk, shared with the neighbouring tile: L2). Predicted: 16383^2 fp32
-//   525-560 us (0.90-0.96x a copy, >= 1.5x torch.compile), bf16 in proportion; aligned matrices
-//   unchanged (the aligned kernels are not touched).
+//   gather reading each element at its row's phase, and each tile writing in out row j the aligned window
+//   r0 - s_j .. (s_j that row's phase; the tile holds V rows above r0), so every store is a whole 16-byte
+//   vector. Bytes: the aligned kernel's, plus (TR + V) / TR x 17 / 16 load requests (the extra rows and
+//   chunks: L2 hits). Predicted: 16383^2 fp32 525-560 us (0.90-0.96x a copy, >= 1.5x torch.compile),
+//   bf16 in proportion; aligned matrices unchanged (the aligned kernels are not touched).
+// Measured (sweep shift22, docs/runs/2026-12-02-h200-sweep_shift22b.json at 5cca6c1 and -shift22c.json at
+//   6341c68, us, each twice in one process; torch.compile beside them):
+//   | shape                          | shifted         | element path (@shifted 0) | torch.compile |
+//   | 16383^2 fp32                   | 597.0 / 599.5   | 1159.6 / 1158.5           | 869.7 / 868.5 |
+//   | 16383 x 16384 fp32 (out only)  | 578.5 / 574.9   | 1183.9 / 1184.3           | 813.3 / 809.6 |
+//   | 16384 x 16383 fp32 (m only)    | 558.0 / 557.8   | 545.5 / 545.8             | 557.4 / 556.4 |
+//   | 16383^2 bf16 (no rotation)     | 297.8 / 298.1   | 1230.1 / 1231.3           | 455.7 / 452.4 |
+//   | 16384^2 fp32 (aligned kernels) | 523.9 / 523.7   | 524.0 / 523.9             | 540.9 / 541.1 |
+//   1.45x (fp32) and 1.52x (bf16) torch.compile at 16383^2, 0.85x a copy: short of the 0.90-0.96 predicted.
+//   Only m misaligned, the element path's 4-byte loads (with 16-byte stores) are 2% ahead of the shifted
+//   kernel; not special-cased. The first form (warp-shuffled stores, V scalar stores a lane group) ran
+//   16383^2 fp32 913 us and bf16 750 (-sweep_shift22.json): shifted_tiles.cuh says why it was replaced.
 //
 // Knobs (#ifndef macros; defaults in grouped_tiles.cuh, which holds this kernel's code since v7
 // shares it): TILE_ROWS, TILE_COLS, BLOCK (from the header; powers of two), TILE_ROWS_BF16,
