@@ -137,7 +137,10 @@ GEOMS = [Geom(4, 64, 64, 256), Geom(2, 128, 128, 256), Geom(4, 32, 32, 128), Geo
 
 
 @pytest.mark.parametrize("g", GEOMS, ids=lambda g: f"{8 * g.itemsize}bit-{g.tr}x{g.tc}-b{g.block}")
-@pytest.mark.parametrize("rows,cols,pad", [(37, 45, 0), (70, 33, 3), (129, 130, 1), (9, 200, 5), (200, 7, 0)])
+# 128 and 63 rows: out rows whose last window ends past the last whole tile of m (the row tiles run to
+# rows + V - 1).
+@pytest.mark.parametrize("rows,cols,pad", [(37, 45, 0), (70, 33, 3), (129, 130, 1), (9, 200, 5), (200, 7, 0),
+                                           (128, 40, 1), (63, 70, 0)])
 def test_replay_writes_out_once_with_m_transposed(g, rows, cols, pad):
     ld = cols + pad
     for in_off, out_off in [(0, 0), (1, 0), (g.v - 1, 3 % g.v), (2 % g.v, 1)]:

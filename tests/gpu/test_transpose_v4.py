@@ -86,8 +86,11 @@ def test_v4_at_size(dtype):
     assert torch.equal(out["out"], m.t())
 
 
+# 4096 rows at an offset: whole row tiles of m, out's rows all at one phase, so each out row's last window
+# lies in the row tile after m's last (the shifted kernels run their row tiles to rows + V - 1).
 @pytest.mark.parametrize("shape,dtype,offset", [((16383, 16383), "float32", 0), ((8191, 8193), "float32", 3),
-                                                ((8193, 8191), "bfloat16", 5), ((16384, 16383), "bfloat16", 0)])
+                                                ((8193, 8191), "bfloat16", 5), ((16384, 16383), "bfloat16", 0),
+                                                ((4096, 1001), "float32", 1), ((4096, 1001), "bfloat16", 3)])
 def test_v4_shifted_kernels_at_size(shape, dtype, offset):
     """Misaligned rows at size (session 22: op.py launches transpose_shifted_*): m and out at every row
     phase, whole and edge tiles, guarded outputs, bit-exact."""
