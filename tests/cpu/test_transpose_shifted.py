@@ -8,7 +8,6 @@ row is misaligned, and the kernels compile as the header says."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import numpy as np
@@ -18,28 +17,10 @@ from kernelab.gpu import CI_ARCHS, compile_file
 from kernelab.ops import Case, discover
 from kernelab.ops.transpose.op import rows_aligned
 
+from ._transpose_geom import TileGeometry as Geom
+
 OP = discover()["transpose"]
 V4 = OP.variant("v4_grouped_order")
-
-
-@dataclasses.dataclass
-class Geom:
-    """TileGeom<B, TR, TC> at BLOCK threads (grouped_tiles.cuh)."""
-    itemsize: int
-    tr: int
-    tc: int
-    block: int
-
-    def __post_init__(self):
-        self.v = 16 // self.itemsize
-        self.in_cpr, self.out_cpr = self.tc // self.v, self.tr // self.v
-        self.chunks = self.tr * self.in_cpr
-        self.per_thread = -(-self.chunks // self.block)
-        self.xmask = min(self.in_cpr, 8) - 1
-        self.lpr = min(self.out_cpr, 8)
-        self.rpw = 32 // self.lpr
-        self.groups = self.out_cpr // self.lpr
-        self.xsteps = -(-self.tr // self.block)
 
 
 def replay(g: Geom, rows: int, cols: int, ld: int, in_off: int, out_off: int, seed: int = 0, rotate=None):
@@ -50,7 +31,7 @@ def replay(g: Geom, rows: int, cols: int, ld: int, in_off: int, out_off: int, se
     v = g.v
     held_rows = g.tr + v
     held = held_rows * g.in_cpr
-    load_steps, xsteps = -(-held // g.block), -(-held_rows // g.block)
+    load_steps, xsteps = -(-held // g.block), -(-held_rows // g.block)  # the copy steps
     rng = np.random.default_rng(seed)
     span = (rows - 1) * ld + cols
     mem_in = rng.integers(1, 2**30, size=in_off + span + 2 * v)  # the allocation, with slack after m

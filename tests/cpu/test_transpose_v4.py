@@ -16,6 +16,8 @@ import torch
 from kernelab.gpu import CI_ARCHS, compile_file, toolchain
 from kernelab.ops import Case, discover
 
+from ._transpose_geom import TileGeometry
+
 OP = discover()["transpose"]
 V4 = OP.variant("v4_grouped_order")
 
@@ -34,22 +36,8 @@ def tile_coords(t, n_x, n_y, group):
     return base + (k - tx * rows_here), tx
 
 
-@dataclasses.dataclass
-class Geometry:
-    itemsize: int
-    tr: int
-    tc: int
-    block: int
-
-    def __post_init__(self):
-        self.v = 16 // self.itemsize
-        self.in_cpr, self.out_cpr = self.tc // self.v, self.tr // self.v
-        self.chunks = self.tr * self.in_cpr
-        self.per_thread = -(-self.chunks // self.block)
-        self.xmask = min(self.in_cpr, 8) - 1
-        self.lpr = min(self.out_cpr, 8)
-        self.rpw = 32 // self.lpr
-        self.groups = self.out_cpr // self.lpr
+class Geometry(TileGeometry):
+    """TileGeom's numbers (tests/cpu/_transpose_geom.py) and where the aligned loop puts each chunk."""
 
     def load_slots(self):
         """(thread, step) -> (tile row, chunk, shared-memory slot), as the load phase stores them."""

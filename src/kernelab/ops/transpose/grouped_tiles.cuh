@@ -106,6 +106,15 @@ struct TileGeom {
   static constexpr unsigned LPR = OUT_CPR < 8 ? OUT_CPR : 8;            // lanes per output row in a warp store
   static constexpr unsigned RPW = 32 / LPR;                // output rows per warp store
   static constexpr unsigned GROUPS = OUT_CPR / LPR;        // warp tasks across one output row of the tile
+
+  // Store phase: warp task w = idx / 32 writes output rows RPW (w / GROUPS) .. + RPW - 1 of the tile,
+  // chunks LPR (w % GROUPS) .. + LPR - 1; lane L takes row + L / LPR, chunk + L % LPR. oc: the output row
+  // in the tile (a column of m); q: the output chunk (rows q V .. q V + V - 1 of m).
+  __device__ static __forceinline__ void store_task(unsigned idx, unsigned& oc, unsigned& q) {
+    const unsigned task = idx / 32, lane = idx % 32;
+    oc = (task / GROUPS) * RPW + lane / LPR;
+    q = (task % GROUPS) * LPR + lane % LPR;
+  }
 };
 
 // Where a block's tiles come from: a Tiles policy, called by every thread of the block as
@@ -135,8 +144,8 @@ template <typename B, unsigned TR, unsigned TC, typename Tiles>
 __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* __restrict__ out, unsigned rows,
                                                   unsigned cols, unsigned long long ld, Tiles tiles_from) {
   using G = TileGeom<B, TR, TC>;
-  constexpr unsigned V = G::V, IN_CPR = G::IN_CPR, OUT_CPR = G::OUT_CPR, CHUNKS = G::CHUNKS;
-  constexpr unsigned PER_THREAD = G::PER_THREAD, XMASK = G::XMASK, LPR = G::LPR, RPW = G::RPW, GROUPS = G::GROUPS;
+  constexpr unsigned V = G::V, IN_CPR = G::IN_CPR, CHUNKS = G::CHUNKS;
+  constexpr unsigned PER_THREAD = G::PER_THREAD, XMASK = G::XMASK, RPW = G::RPW;
   constexpr bool EVEN = G::EVEN;
   static_assert(TR % V == 0 && TC % V == 0 && (TR & (TR - 1)) == 0 && (TC & (TC - 1)) == 0,
                 "tile sides: powers of two, multiples of one 16-byte vector (8 elements covers both dtypes)");
@@ -206,15 +215,13 @@ __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* _
     tiles_from.take();
     __syncthreads();
 
-    // Store phase: warp task w writes output rows RPW (w / GROUPS) .. + RPW - 1 of the tile,
-    // chunks LPR (w % GROUPS) .. + LPR - 1; lane L takes row + L / LPR, chunk + L % LPR.
+    // Store phase: TileGeom::store_task's warp tasks.
 #pragma unroll
     for (unsigned s = 0; s < PER_THREAD; ++s) {
       const unsigned idx = s * BLOCK + threadIdx.x;
       if (!EVEN && idx >= CHUNKS) continue;
-      const unsigned task = idx / 32, lane = idx % 32;
-      const unsigned oc = (task / GROUPS) * RPW + lane / LPR;  // output row in the tile = column of m
-      const unsigned q = (task % GROUPS) * LPR + lane % LPR;   // output chunk = rows q V .. q V + V - 1 of m
+      unsigned oc, q;  // output row in the tile (a column of m), output chunk (rows q V .. q V + V - 1 of m)
+      G::store_task(idx, oc, q);
       const unsigned phys = (oc / V) ^ (q & XMASK);            // ((q V + k) / V) & XMASK == q & XMASK
       B e[V];
 #pragma unroll

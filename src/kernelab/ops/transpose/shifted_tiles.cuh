@@ -67,7 +67,7 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
                                                   unsigned cols, unsigned long long ld) {
   using G = TileGeom<B, TR, TC>;
   constexpr unsigned V = G::V, IN_CPR = G::IN_CPR, CHUNKS = G::CHUNKS, PER_THREAD = G::PER_THREAD;
-  constexpr unsigned XMASK = G::XMASK, LPR = G::LPR, RPW = G::RPW, GROUPS = G::GROUPS;
+  constexpr unsigned XMASK = G::XMASK, LPR = G::LPR;
   constexpr bool EVEN = G::EVEN;
   constexpr unsigned HELD_ROWS = TR + V;                       // tile row R holds m row r0 - V + R
   constexpr unsigned HELD = HELD_ROWS * IN_CPR;                // swizzled slots
@@ -135,9 +135,9 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
     for (unsigned s = 0; s < PER_THREAD; ++s) {
       const unsigned idx = s * BLOCK + threadIdx.x;
       if (!EVEN && idx >= CHUNKS) continue;
-      const unsigned task = idx / 32, lane = idx % 32;
-      const unsigned oc = (task / GROUPS) * RPW + lane / LPR;
-      const unsigned q = (task % GROUPS) * LPR + lane % LPR;
+      const unsigned lane = idx % 32;
+      unsigned oc, q;
+      G::store_task(idx, oc, q);
       const unsigned j = c0 + oc;
       if (j >= cols) continue;
       const unsigned sh = out_phase_of(j);
