@@ -1,4 +1,4 @@
-"""The norms' best variants keep their pace on rows of odd width. Session 21 found rmsnorm v4 bf16 at
+"""The memory-bound ops' best variants keep their pace on rows of odd width. Session 21 found rmsnorm v4 bf16 at
 32768 x 8191 4.8x slower than at 8192 (1196 against 249 us: rows whose weight sits out of x's 16-byte
 phase stored y 2 bytes at a time), and no bench shape is odd, so no run showed it. After the fix the
 ratios at 32768 rows were 1.10 (rmsnorm bf16), 1.01 (fp32), 1.17 (layernorm v4 bf16), 1.15 (layernorm v5
