@@ -66,6 +66,7 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                16383^2 also without the gather's rotation, SHIFT_ROTATE 0); and
                gelu_bias fp32 32768 x 8191 against 8192 (ODD_VEC 1, the default now, measured in bf16 only).
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -91,6 +92,12 @@ def versus_v4(n: int, dt: str, candidates, m: int | None = None, peer: bool = Tr
     return Sweep("softmax", Case((m or rows_for(n, dt), n), dt), "cold", Case((256, n), dt),
                  peers + [Candidate(V4, "existing", V4)] + [cand(c) for c in candidates]
                  + [Candidate(f"{V4} again", "existing", V4)] + [cand(c) for c in tail])
+
+
+def again(cands) -> list:
+    """The candidates once more, labelled "... again" (same variant, header values and macros): the
+    second timing of each in the same process."""
+    return [dataclasses.replace(c, label=f"{c.label} again") for c in cands]
 
 
 def only(entry: str) -> Candidate:
@@ -418,8 +425,7 @@ def odd22_sweeps(selected):
                 cands = [Candidate(v, "existing", v) for v in variants]
                 if op == "gelu_bias":  # the flat 16-byte path (ODD_VEC 1, off by default until this runs)
                     cands += [Candidate(f"{v} ODD_VEC=1", "new", v, defines={"ODD_VEC": 1}) for v in variants]
-                again = [Candidate(f"{c.label} again", c.kind, c.variant, defines=c.defines) for c in cands]
-                out.append(Sweep(op, case, "cold", check, [Candidate("torch.compile", "peer")] + cands + again
+                out.append(Sweep(op, case, "cold", check, [Candidate("torch.compile", "peer")] + cands + again(cands)
                                  + [Candidate("torch.compile again", "peer")]))
     return out
 
@@ -462,16 +468,14 @@ def shift22_sweeps(selected):
             cands = [Candidate(f"{v4}", "existing", v4), Candidate(f"{v4} shifted=0", "new", v4, meta={"shifted": "0"})]
             if shape[0] == shape[1] == 16383:  # the odd square: the gather's rotation on and off
                 cands.append(Candidate(f"{v4} SHIFT_ROTATE=0", "new", v4, defines={"SHIFT_ROTATE": 0}))
-            again = [Candidate(f"{c.label} again", c.kind, c.variant, meta=c.meta, defines=c.defines) for c in cands]
             out.append(Sweep("transpose", Case(shape, dt), "cold", Case((257, 8191), dt),
-                             [Candidate("torch.compile", "peer")] + cands + again
+                             [Candidate("torch.compile", "peer")] + cands + again(cands)
                              + [Candidate("torch.compile again", "peer")]))
     if "gelu_bias" in selected:
         for n in (8192, 8191):
             cands = [Candidate(v, "existing", v) for v in ("v6_lean_small", "v5_short_fit")]
-            again = [Candidate(f"{c.label} again", c.kind, c.variant) for c in cands]
             out.append(Sweep("gelu_bias", Case((32768, n), "float32"), "cold", Case((257, n), "float32"),
-                             [Candidate("torch.compile", "peer")] + cands + again
+                             [Candidate("torch.compile", "peer")] + cands + again(cands)
                              + [Candidate("torch.compile again", "peer")]))
     return out
 

@@ -178,10 +178,8 @@ def full_tiles(src, out, rows: int, cols: int, ld: int, tile_rows: int, tile_col
     """Whether v8's whole-tile instance may run: whole tiles only, a tile a block (no row-tile loop),
     16-byte vectors on both sides (both pointers aligned, both row strides whole vectors), and every
     element offset of m's span and of out below 2^31 (the instance indexes with 32-bit offsets)."""
-    esize = src.element_size()
     return (rows % tile_rows == 0 and cols % tile_cols == 0 and rows // tile_rows <= MAX_GRID_Y
-            and (src.data_ptr() | out.data_ptr() | ld * esize | rows * esize) % 16 == 0
-            and (rows - 1) * ld + cols < 2**31 and rows * cols < 2**31)
+            and rows_aligned(src, out, rows, ld) and (rows - 1) * ld + cols < 2**31 and rows * cols < 2**31)
 
 
 def rows_aligned(src, out, rows: int, ld: int) -> bool:
