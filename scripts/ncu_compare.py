@@ -13,7 +13,9 @@ Usage (GPU machine with ncu; ~15-30 s per target):
                           needs one, e.g. cublas=gemm, sdpa[flash]=flash)
     --params causal=1     case parameters (attention)
     A target VARIANT[K=V;K2=V2] is the variant built with those #ifndef macros (a sweep's knobs), e.g.
-    --targets "v5_l2_two_pass[SM_THREADS=1024;X2_AHEAD=4],torch.compile".
+    --targets "v5_l2_two_pass[SM_THREADS=1024;X2_AHEAD=4],torch.compile". A key with a leading @ overrides
+    the variant's header value instead (`v5_l2_two_pass[@block=256;SM_THREADS=1024]`): the op's launch
+    geometry and its macros both follow it.
 Writes $OUT/ncu_<target>.txt (ncu's own report) and prints the table last.
 
 The child side (`--child`) builds the inputs, calls the target three times (warm-up: the cubin load,
@@ -41,8 +43,8 @@ STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 # Section lines worth a row in the table, in this order.
 ROWS = ("Duration", "Executed Ipc Active", "Issue Slots Busy", "Issued Warp Per Scheduler", "No Eligible",
         "Active Warps Per Scheduler", "Eligible Warps Per Scheduler", "Warp Cycles Per Issued Instruction",
-        "Registers Per Thread", "Achieved Occupancy", "Memory Throughput", "DRAM Throughput", "L1/TEX Hit Rate", "L2 Hit Rate",
-        "Mem Busy", "Mem Pipes Busy")
+        "Registers Per Thread", "Achieved Occupancy", "Memory Throughput", "DRAM Throughput", "L1/TEX Hit Rate",
+        "L2 Hit Rate", "Mem Busy", "Mem Pipes Busy")
 
 _LINE = re.compile(r"^\s{2,}(\S.*?)\s{2,}(\S+)?\s+([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
 _BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
@@ -104,6 +106,13 @@ def split_target(target: str) -> tuple[str, dict]:
     return m[1], {k.strip(): _value(v.strip()) for k, v in pairs}
 
 
+def split_knobs(knobs: dict) -> tuple[dict, dict]:
+    """A target's knobs as (header values, macros): '@block' -> header 'block' (as text, the way a
+    header holds it), the rest macros."""
+    header = {k[1:]: str(v) for k, v in knobs.items() if k.startswith("@")}
+    return header, {k: v for k, v in knobs.items() if not k.startswith("@")}
+
+
 def variant_kernel_regex(op, name: str, dtype: str) -> str:
     """The kernels a variant's module holds for this dtype, as one regex: the op's entry name
     (`softmax_bf16`) is not what templated variants launch (`softmax_warp_row_bf16_...`), so the
@@ -139,12 +148,16 @@ def child(args) -> int:
     case = _case(args)
     inputs = op.make_inputs(case, seed=0)
     target, knobs = split_target(args.targets)
-    if target in {v.name for v in op.variants()} and knobs:
+    header, knobs = split_knobs(knobs)
+    if target in {v.name for v in op.variants()} and (knobs or header):
+        import dataclasses
+
         from kernelab.gpu import compile_file
         from kernelab.gpu.module import Module
         from kernelab.ops.build import launch_variant, target_arch
 
         v = op.variant(target)
+        v = dataclasses.replace(v, meta={**v.meta, **header})  # the launch geometry reads these too
         defines = {**op.defines(v), **knobs}
         module = Module(compile_file(v.path, arch=target_arch(v).sm, defines=defines), defines)
         kernel = module.kernel(op.kernel_name(case.dtype))

@@ -65,6 +65,11 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                default now) against the element path they replace (`@shifted 0`) and torch.compile, twice (at
                16383^2 also without the gather's rotation, SHIFT_ROTATE 0); and
                gelu_bias fp32 32768 x 8191 against 8192 (ODD_VEC 1, the default now, measured in bf16 only).
+    ln23:      (session 23) layernorm bf16 32768 x 8192 (v4 0.965-0.976x a copy): v5 at rmsnorm v4's bf16
+               geometry (256 threads, 1024-1536 an SM) with the shifted-sum merge (LN5_MERGE 1), pass 1's
+               peel and pass 2's folded subtract (LN5_FOLD 1), alone and together, against v4 and
+               torch.compile; rmsnorm v4 bf16 beside it (the same layout's time without the bias and the
+               mean), twice each, checked on shifted rows.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -480,12 +485,34 @@ def shift22_sweeps(selected):
     return out
 
 
+def ln23_sweeps(selected):
+    """layernorm bf16 32768 x 8192: v5 (two passes through L2) at rmsnorm v4's bf16 geometry with the cheaper
+    merge and the peel, against v4; rmsnorm v4 bf16 as the layout's floor. Predicted: the merge and the peel
+    are each worth <= 2% (the fp32 sweeps ln19c / ln19d: merge 0, peel 2.7%); v5 needs 5% to pass v4."""
+    out = []
+    shifted = Case((1000, 8192), "bfloat16", params=(("shift", 1000.0),))
+    if "layernorm" in selected:
+        cands = [ln5(f"b256 SM{t}{' ' if k else ''}{' '.join(f'{a}={b}' for a, b in k.items())}", 256,
+                     SM_THREADS=t, **k)
+                 for t in (1024, 1536) for k in ({}, {"LN5_MERGE": 1}, {"PASS1_PEEL": 1},
+                                                 {"LN5_MERGE": 1, "PASS1_PEEL": 1})]
+        cands += [ln5("b256 SM1024 LN5_FOLD=1", 256, SM_THREADS=1024, LN5_FOLD=1),
+                  ln5("b256 SM1024 LN5_MERGE=1 LN5_FOLD=1", 256, SM_THREADS=1024, LN5_MERGE=1, LN5_FOLD=1)]
+        out.append(ln_sweep("bfloat16", cands + again(cands[:4]) + [Candidate(f"{LN4} again", "existing", LN4)],
+                            shifted))
+    if "rmsnorm" in selected:
+        r4 = [Candidate("v4_l2_two_pass", "existing", "v4_l2_two_pass")]
+        out.append(Sweep("rmsnorm", Case((32768, 8192), "bfloat16"), "cold", Case((1000, 8192), "bfloat16"),
+                         [Candidate("torch.compile", "peer")] + r4 + again(r4)))
+    return out
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -48,7 +48,8 @@ def test_stall_metrics_become_reasons_and_rank_by_their_largest_value():
 def test_command_profiles_the_second_matching_launch_of_one_target():
     args = type("A", (), {"op": "gemm", "shape": "4096,4096,4096", "dtype": "float32", "params": ""})()
     cmd = NCU.ncu_command("/usr/bin/ncu", "cublas", "gemm", args)
-    assert cmd[:7] == ["/usr/bin/ncu", "--profile-from-start", "off", "--launch-count", "1", "--kernel-name", "regex:gemm"]
+    assert cmd[:7] == ["/usr/bin/ncu", "--profile-from-start", "off", "--launch-count", "1", "--kernel-name",
+                       "regex:gemm"]
     assert cmd[cmd.index("--metrics") + 1] == NCU.STALLS and "--child" in cmd and "cublas" in cmd
     assert all(s in cmd for s in NCU.SECTIONS)
 
@@ -64,6 +65,12 @@ def test_a_target_with_knobs_names_its_variant_and_macros():
         "v5_l2_two_pass", {"SM_THREADS": 1024, "X2_AHEAD": 4})
     assert NCU.split_target("torch.compile") == ("torch.compile", {})
     assert NCU.split_target("v4[]") == ("v4", {})
+
+
+def test_an_at_knob_overrides_the_header_not_a_macro():
+    name, knobs = NCU.split_target("v5_l2_two_pass[@block=256;SM_THREADS=1024]")
+    assert name == "v5_l2_two_pass"
+    assert NCU.split_knobs(knobs) == ({"block": "256"}, {"SM_THREADS": 1024})
 
 
 def test_extra_metrics_are_asked_for_and_get_rows_in_bytes():

@@ -137,6 +137,11 @@
 #ifndef LN5_MERGE
 #define LN5_MERGE 0  // 0: per-thread moments merged exactly; 1: shifted sums (session 19)
 #endif
+#ifndef LN5_FOLD
+// 1: the aligned pass 2 subtracts pivot + mean (rounded once: ~6e-5 of a std at |mean| = 1000, under
+// bf16's half ulp, not fp32's tolerance) instead of pivot, then mean (session 23, bf16 sweeps only)
+#define LN5_FOLD 0
+#endif
 #ifndef X2_AHEAD
 // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
 #define X2_AHEAD 0
@@ -413,7 +418,10 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   if (!l2tp::co_aligned(xr, yr)) {
     write_row<T, l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
   } else if (rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
-    write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+    if constexpr (LN5_FOLD)  // (x - (pivot + mean)): one subtract an element, not two (x - 0.0f folds away)
+      write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot + mean, 0.0f, rstd, pol);
+    else
+      write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
   } else {
     write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd,
                                                                           pol);
