@@ -70,6 +70,11 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                peel and pass 2's folded subtract (LN5_FOLD 1), alone and together, against v4 and
                torch.compile; rmsnorm v4 bf16 beside it (the same layout's time without the bias and the
                mean), twice each, checked on shifted rows.
+    ln23b:     (session 23) the same case: v5 with all three (LN5_MERGE 1, PASS1_PEEL 1, LN5_FOLD 1; ln23's
+               best pair ran 253.6 us against v4's 259.6) at 128-512 threads a row and 1024-2048 an SM,
+               with two pass-2 vectors a step (UNROLL2 2) where it does not spill, and with pass 2's vectors
+               indexed instead of four stepped pointers (LN5_IDX2 1); ncu put v4 at 84%
+               of its issue slots, so fewer instructions a row is the lever.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -507,12 +512,31 @@ def ln23_sweeps(selected):
     return out
 
 
+def ln23b_sweeps(selected):
+    """layernorm bf16 32768 x 8192: v5 with the merge, the peel and the fold at every geometry near
+    rmsnorm's. Predicted: 128 threads a row halves the per-row instructions a thread (~8 of ~20 an
+    element: setup, merge, pass-2 prologue) and wins 2-4% over 256 threads; UNROLL2 2 ~1%."""
+    if "layernorm" not in selected:
+        return []
+    shifted = Case((1000, 8192), "bfloat16", params=(("shift", 1000.0),))
+    mpf = {"LN5_MERGE": 1, "PASS1_PEEL": 1, "LN5_FOLD": 1}
+    cands = [ln5("b256 SM1536 MERGE PEEL", 256, SM_THREADS=1536, LN5_MERGE=1, PASS1_PEEL=1)]
+    cands += [ln5(f"b{b} SM{t} MPF{' UNROLL2=2' if u2 else ''}", b, SM_THREADS=t, **mpf,
+                  **({"UNROLL2": 2} if u2 else {}))
+              for b, t, u2 in ((256, 1536, 0), (128, 1536, 0), (128, 2048, 0), (128, 1024, 0), (256, 2048, 0),
+                               (512, 1536, 0), (256, 1024, 1), (128, 1024, 1))]
+    cands += [ln5(f"b{b} SM{t} MPF IDX2", b, SM_THREADS=t, **mpf, LN5_IDX2=1)
+              for b, t in ((256, 1536), (128, 1536), (128, 2048), (256, 2048))]
+    return [ln_sweep("bfloat16", cands + again(cands[:4] + cands[-4:]) + [Candidate(f"{LN4} again", "existing", LN4)],
+                     shifted)]
+
+
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

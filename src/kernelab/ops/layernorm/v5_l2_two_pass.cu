@@ -142,6 +142,9 @@
 // bf16's half ulp, not fp32's tolerance) instead of pivot, then mean (session 23, bf16 sweeps only)
 #define LN5_FOLD 0
 #endif
+#ifndef LN5_IDX2
+#define LN5_IDX2 0  // 1: the aligned pass 2 (UNROLL2 1) indexes its vectors instead of stepping pointers (session 23)
+#endif
 #ifndef X2_AHEAD
 // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
 #define X2_AHEAD 0
@@ -213,6 +216,28 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
     yr[col] = rows::from_float<T>(
         affine(rows::to_float(xr[col]), pivot, mean, rstd, rows::to_float(w[col]), rows::to_float(b[col])));
   }
+#if LN5_IDX2
+  if constexpr (B == l2tp::Body::kAligned && U2 == 1 && X2_AHEAD == 0) {
+    // One vector index as the loop's state, each address base + 16 j (an IMAD.WIDE each): the
+    // pointer form below steps four 64-bit pointers (8 IADD3, and ptxas added 6 MOVs) a vector.
+    // The empty asm hides j's recurrence from NVVM's strength reduction, which would make the
+    // pointers again.
+    const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
+    const uint4* wv = reinterpret_cast<const uint4*>(w + geo.head);
+    const uint4* bv = reinterpret_cast<const uint4*>(b + geo.head);
+    uint4* yv = reinterpret_cast<uint4*>(yr + geo.head);
+#pragma unroll 1
+    for (int i = g; i < geo.nvec; i += G) {
+      int j = i;
+      asm volatile("" : "+r"(j));
+      const uint4 raw = l2tp::ldx2(xv + j, true, pol);
+      const uint4 wr = l2tp::ldp(wv + j, true, pol);
+      const uint4 br = l2tp::ldp(bv + j, true, pol);
+      l2tp::sty(yv + j, affine_vec<T>(raw, wr, br, pivot, mean, rstd), pol);
+    }
+    return;
+  }
+#endif
   // Pointers step G x U2 vectors, `rem` counts the thread's vectors left (rmsnorm v4's form). The
   // vector bodies step w and b as vector pointers (kShifted: the aligned vectors below them), the
   // scalar body as element pointers.
