@@ -99,8 +99,10 @@
 // (threads per SM the register cap allows, both dtypes; SM_THREADS_F32 1536 / SM_THREADS_BF16 2048 by
 // default), PASS1_PEEL (both dtypes; PASS1_PEEL_F32 1 / PASS1_PEEL_BF16 0 by default), X2_AHEAD (0: off; A: the fast pass
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
-// LN5_MERGE (0: the exact merge of per-thread moments; 1: shifted sums S, Q of x - x[row][0], summed
-// in parallel, M2 = Q - S mean: half the serial shuffles; session 19).
+// LN5_MERGE (per dtype, LN5_MERGE_F32 / LN5_MERGE_BF16; 0: the exact merge of per-thread moments; 1:
+// shifted sums S, Q of x - x[row][0], summed in parallel, M2 = Q - S mean: half the serial shuffles;
+// session 19), LN5_FOLD (bf16: pass 2 subtracts pivot + mean once; session 23), LN5_TPIVOT (pass 1's
+// sums about each thread's first element, for the exact merge; session 23).
 //
 // @strategy rows
 // @block 512
@@ -134,16 +136,27 @@
 #ifndef PASS1_PEEL_BF16
 #define PASS1_PEEL_BF16 0
 #endif
-#ifndef LN5_MERGE
-#define LN5_MERGE 0  // 0: per-thread moments merged exactly; 1: shifted sums (session 19)
+// 0: per-thread moments merged exactly; 1: shifted sums (session 19), per dtype (a sweep's LN5_MERGE sets both)
+#ifdef LN5_MERGE
+#define LN5_MERGE_F32 LN5_MERGE
+#define LN5_MERGE_BF16 LN5_MERGE
+#endif
+#ifndef LN5_MERGE_F32
+#define LN5_MERGE_F32 0
+#endif
+#ifndef LN5_MERGE_BF16
+#define LN5_MERGE_BF16 0
 #endif
 #ifndef LN5_FOLD
-// 1: the aligned pass 2 subtracts pivot + mean (rounded once: ~6e-5 of a std at |mean| = 1000, under
-// bf16's half ulp, not fp32's tolerance) instead of pivot, then mean (session 23, bf16 sweeps only)
+// 1: bf16's aligned pass 2 subtracts pivot + mean (rounded once: ~6e-5 of a std at |mean| = 1000, far
+// under bf16's half ulp; fp32 keeps the two subtracts, its tolerance is 1e-5) (session 23)
 #define LN5_FOLD 0
 #endif
-#ifndef LN5_IDX2
-#define LN5_IDX2 0  // 1: the aligned pass 2 (UNROLL2 1) indexes its vectors instead of stepping pointers (session 23)
+#ifndef LN5_TPIVOT
+// 1: pass 1's sums about each thread's first element instead of the row's x[row][0] (exact merge and
+// PASS1_PEEL only; session 23): a row whose x[row][0] sits far from the rest (an outlier column)
+// cancels Q - S mean by (x[row][0] - mean_t)^2 / var_t in every thread
+#define LN5_TPIVOT 0
 #endif
 #ifndef X2_AHEAD
 // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
@@ -216,28 +229,6 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
     yr[col] = rows::from_float<T>(
         affine(rows::to_float(xr[col]), pivot, mean, rstd, rows::to_float(w[col]), rows::to_float(b[col])));
   }
-#if LN5_IDX2
-  if constexpr (B == l2tp::Body::kAligned && U2 == 1 && X2_AHEAD == 0) {
-    // One vector index as the loop's state, each address base + 16 j (an IMAD.WIDE each): the
-    // pointer form below steps four 64-bit pointers (8 IADD3, and ptxas added 6 MOVs) a vector.
-    // The empty asm hides j's recurrence from NVVM's strength reduction, which would make the
-    // pointers again.
-    const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
-    const uint4* wv = reinterpret_cast<const uint4*>(w + geo.head);
-    const uint4* bv = reinterpret_cast<const uint4*>(b + geo.head);
-    uint4* yv = reinterpret_cast<uint4*>(yr + geo.head);
-#pragma unroll 1
-    for (int i = g; i < geo.nvec; i += G) {
-      int j = i;
-      asm volatile("" : "+r"(j));
-      const uint4 raw = l2tp::ldx2(xv + j, true, pol);
-      const uint4 wr = l2tp::ldp(wv + j, true, pol);
-      const uint4 br = l2tp::ldp(bv + j, true, pol);
-      l2tp::sty(yv + j, affine_vec<T>(raw, wr, br, pivot, mean, rstd), pol);
-    }
-    return;
-  }
-#endif
   // Pointers step G x U2 vectors, `rem` counts the thread's vectors left (rmsnorm v4's form). The
   // vector bodies step w and b as vector pointers (kShifted: the aligned vectors below them), the
   // scalar body as element pointers.
@@ -309,6 +300,11 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   constexpr bool kPeel = sizeof(T) == 4 ? PASS1_PEEL_F32 : PASS1_PEEL_BF16;
   const bool own_h = g < geo.head, own_t = g < geo.tail;
   float pivot, S, Q;
+#if LN5_TPIVOT
+  float pt;  // the thread's pivot: pass 1's sums are about it (session 23)
+#endif
+  constexpr bool kMerge = sizeof(T) == 4 ? LN5_MERGE_F32 : LN5_MERGE_BF16;  // shifted sums
+  static_assert(!LN5_TPIVOT || !kMerge, "LN5_TPIVOT needs the exact merge (LN5_MERGE 0)");
   if constexpr (kPeel) {
     // fp32 (PASS1_PEEL_F32 1): the first step's U vectors issued before anything else loads. In the
     // loop form below, the head/tail scalars' subtraction of the pivot sits before the loop, and
@@ -320,8 +316,19 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
 #pragma unroll
     for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
     pivot = l2tp::ld_scalar_if<T>(xr, live);
+#if LN5_TPIVOT
+    const float hx = l2tp::ld_scalar_if<T>(xr + g, own_h);
+    const float tx = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t);
+    // The thread's first element (of its first vector, already loaded, or its head / tail scalar):
+    // sums about it cancel by the thread's own spread, not by the row's pivot's distance from the
+    // thread's mean (a row whose x[row][0] is an outlier; session 23).
+    pt = rem > 0 ? l2tp::elem<T>(raw0[0], 0) : own_h ? hx : own_t ? tx : 0.0f;
+    const float hd = hx - pt, td = tx - pt;
+#else
+    // (as before session 23: the default's SASS unchanged)
     const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
     const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+#endif
     S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
     Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
     auto add_step = [&](const uint4 (&raw)[U], int left) {
@@ -332,7 +339,11 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
         float s = 0.0f, q = 0.0f;
 #pragma unroll
         for (int i = 0; i < V; ++i) {
+#if LN5_TPIVOT
+          const float d = f[i] - pt;
+#else
           const float d = f[i] - pivot;
+#endif
           s += d;
           q = fmaf(d, d, q);
         }
@@ -351,6 +362,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
       add_step(raw, rem);
     }
   } else {
+    static_assert(!LN5_TPIVOT || kPeel, "LN5_TPIVOT takes the thread's pivot from the peeled first step (PASS1_PEEL 1)");
     pivot = l2tp::ld_scalar_if<T>(xr, live);
     const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
     const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
@@ -379,63 +391,71 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     }
   }
 
-#if LN5_MERGE == 1
-  const float inv_n = __fdividef(1.0f, static_cast<float>(N));
-  float mean, m2;
-  // Shifted sums (knob LN5_MERGE 1): the row's S and Q of d = x - pivot, summed as they are, M2 = Q -
-  // S mean. Two independent sums at each shuffle level, one barrier, no division: about half the
-  // serial latency of the exact merge below. d's mean is the row's mean less x[row][0], a few std at
-  // most, so Q - S mean cancels (mean_d / std)^2 of Q (x = 1000 + N(0, 1): ~1-10; fp32 keeps ~1e-6).
-  float sum_s = S, sum_q = Q;
+  float inv_n, mean, m2;
+  if constexpr (kMerge) {
+    inv_n = __fdividef(1.0f, static_cast<float>(N));
+    // Shifted sums (knob LN5_MERGE 1): the row's S and Q of d = x - pivot, summed as they are, M2 = Q -
+    // S mean. Two independent sums at each shuffle level, one barrier, no division: about half the
+    // serial latency of the exact merge below. Q - S mean cancels (mean - x[row][0])^2 / var of M2,
+    // and (mean - x[row][0])^2 <= N var: at worst (x[row][0] an outlier that holds the row's variance)
+    // N x fp32's eps of the variance (5e-4 at N = 8192, 2.4e-3 at 40000: within bf16's 2^-8, not
+    // fp32's 1e-5; x = 1000 + N(0, 1) cancels ~1-10 x eps).
+    float sum_s = S, sum_q = Q;
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    sum_s += __shfl_xor_sync(rows::FULL_MASK, sum_s, o);
-    sum_q += __shfl_xor_sync(rows::FULL_MASK, sum_q, o);
-  }
-  if constexpr (NWG > 1) {
-    const int lane = threadIdx.x & 31;
-    if (lane == 0) slots[threadIdx.x >> 5] = make_float4(sum_s, sum_q, 0.0f, 0.0f);
-    __syncthreads();  // the row's one barrier
-    const float4 e = slots[pl.warp0 + (lane & (NWG - 1))];
-    sum_s = e.x;
-    sum_q = e.y;
-#pragma unroll
-    for (int o = NWG / 2; o > 0; o >>= 1) {
+    for (int o = 16; o > 0; o >>= 1) {
       sum_s += __shfl_xor_sync(rows::FULL_MASK, sum_s, o);
       sum_q += __shfl_xor_sync(rows::FULL_MASK, sum_q, o);
     }
-  }
-  mean = sum_s * inv_n;
-  m2 = fmaxf(fmaf(-sum_s, mean, sum_q), 0.0f);
-#else
-  // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
-  const int cnt = l2tp::owned_vectors(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
-  const float nt = static_cast<float>(cnt);
-  const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
-  const float m2t = fmaxf(fmaf(-S, mt, Q), 0.0f);
-  const int wcount = __reduce_add_sync(rows::FULL_MASK, cnt);  // <= 2^15 x 32: exact as a float
-  const float wn = static_cast<float>(wcount);
-  const float wsum = rows::warp_sum(S);
-  const float wmean = wcount > 0 ? __fdividef(wsum, wn) : 0.0f;
-  const float dm = mt - wmean;
-  float wm2 = rows::warp_sum(fmaf(nt * dm, dm, m2t));
-  const float inv_n = __fdividef(1.0f, static_cast<float>(N));
-  float mean, m2;
-  if constexpr (NWG > 1) {
-    // The row's one barrier: lane l of every warp of the group reads warp (l mod NWG)'s moments,
-    // mean = sum S_w / N, M2 = sum [M2_w + n_w (m_w - mean)^2] (layernorm v4's merge_warps).
-    const int lane = threadIdx.x & 31;
-    if (lane == 0) slots[threadIdx.x >> 5] = make_float4(wn, wsum, wmean, wm2);
-    __syncthreads();
-    const float4 e = slots[pl.warp0 + (lane & (NWG - 1))];
-    mean = l2tp::lane_sum<NWG>(e.y) * inv_n;
-    const float d = e.z - mean;
-    m2 = l2tp::lane_sum<NWG>(fmaf(e.x * d, d, e.w));
+    if constexpr (NWG > 1) {
+      const int lane = threadIdx.x & 31;
+      if (lane == 0) slots[threadIdx.x >> 5] = make_float4(sum_s, sum_q, 0.0f, 0.0f);
+      __syncthreads();  // the row's one barrier
+      const float4 e = slots[pl.warp0 + (lane & (NWG - 1))];
+      sum_s = e.x;
+      sum_q = e.y;
+#pragma unroll
+      for (int o = NWG / 2; o > 0; o >>= 1) {
+        sum_s += __shfl_xor_sync(rows::FULL_MASK, sum_s, o);
+        sum_q += __shfl_xor_sync(rows::FULL_MASK, sum_q, o);
+      }
+    }
+    mean = sum_s * inv_n;
+    m2 = fmaxf(fmaf(-sum_s, mean, sum_q), 0.0f);
   } else {
-    mean = wsum * inv_n;
-    m2 = wm2;
-  }
+    // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
+    const int cnt = l2tp::owned_vectors(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
+    const float nt = static_cast<float>(cnt);
+#if LN5_TPIVOT
+    // M2_t about the thread's mean from its sums about pt, then S about the row's pivot.
+    const float m2t = fmaxf(fmaf(-S, cnt > 0 ? __fdividef(S, nt) : 0.0f, Q), 0.0f);
+    S = fmaf(nt, pt - pivot, S);
+    const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
+#else
+    const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
+    const float m2t = fmaxf(fmaf(-S, mt, Q), 0.0f);
 #endif
+    const int wcount = __reduce_add_sync(rows::FULL_MASK, cnt);  // <= 2^15 x 32: exact as a float
+    const float wn = static_cast<float>(wcount);
+    const float wsum = rows::warp_sum(S);
+    const float wmean = wcount > 0 ? __fdividef(wsum, wn) : 0.0f;
+    const float dm = mt - wmean;
+    float wm2 = rows::warp_sum(fmaf(nt * dm, dm, m2t));
+    inv_n = __fdividef(1.0f, static_cast<float>(N));
+    if constexpr (NWG > 1) {
+      // The row's one barrier: lane l of every warp of the group reads warp (l mod NWG)'s moments,
+      // mean = sum S_w / N, M2 = sum [M2_w + n_w (m_w - mean)^2] (layernorm v4's merge_warps).
+      const int lane = threadIdx.x & 31;
+      if (lane == 0) slots[threadIdx.x >> 5] = make_float4(wn, wsum, wmean, wm2);
+      __syncthreads();
+      const float4 e = slots[pl.warp0 + (lane & (NWG - 1))];
+      mean = l2tp::lane_sum<NWG>(e.y) * inv_n;
+      const float d = e.z - mean;
+      m2 = l2tp::lane_sum<NWG>(fmaf(e.x * d, d, e.w));
+    } else {
+      mean = wsum * inv_n;
+      m2 = wm2;
+    }
+  }
   if (!live) return;
   const float rstd = rsqrtf(fmaf(m2, inv_n, eps));
 
@@ -443,7 +463,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   if (!l2tp::co_aligned(xr, yr)) {
     write_row<T, l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
   } else if (rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
-    if constexpr (LN5_FOLD)  // (x - (pivot + mean)): one subtract an element, not two (x - 0.0f folds away)
+    if constexpr (LN5_FOLD && sizeof(T) == 2)  // x - (pivot + mean): one subtract an element (x - 0.0f folds away)
       write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot + mean, 0.0f, rstd, pol);
     else
       write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
