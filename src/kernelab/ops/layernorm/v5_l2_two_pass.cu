@@ -164,10 +164,17 @@
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
+// Per-dtype geometry (`@block_bf16` / `@block_f32`; the op passes them as BLOCK_BF16 / BLOCK_F32, default BLOCK).
+#ifndef BLOCK_BF16
+#define BLOCK_BF16 BLOCK
+#endif
+#ifndef BLOCK_F32
+#define BLOCK_F32 BLOCK
+#endif
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
-#define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK > 0 ? SM_THREADS_F32 / BLOCK : 1)
-#define LN5_MIN_BLOCKS_BF16 (SM_THREADS_BF16 / BLOCK > 0 ? SM_THREADS_BF16 / BLOCK : 1)
+#define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
+#define LN5_MIN_BLOCKS_BF16 (SM_THREADS_BF16 / BLOCK_BF16 > 0 ? SM_THREADS_BF16 / BLOCK_BF16 : 1)
 
 namespace ln5 {
 
@@ -213,12 +220,12 @@ __device__ __forceinline__ uint4 affine_vec<__nv_bfloat16>(const uint4& x, const
 // phase and y still goes 16 bytes at a time. kScalar (y out of x's phase: the tests' mixed-alignment
 // views): x's vectors are still 16-byte loads, one a step, and w, b and y go element by element:
 // with per-array run-time flags the bf16 body spilled 8-48 bytes at 40 registers (NVRTC 13.0).
-template <typename T, l2tp::Body B>
+template <typename T, l2tp::Body B, int G>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, const T* __restrict__ b,
                                           T* __restrict__ yr, const rows::Geometry& geo, int g, float pivot,
                                           float mean, float rstd, const l2tp::Policies& pol) {
   constexpr bool kFast = B != l2tp::Body::kScalar;  // the vector bodies
-  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1, G = l2tp::G;
+  constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1;
   // Head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but pivot, mean and rstd
   // stays live into the vector loop.
   if (g < geo.head)
@@ -279,12 +286,14 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   }
 }
 
-template <typename T>
+template <typename T, int BLK>
 __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T* __restrict__ w,
                                                const T* __restrict__ b, T* __restrict__ y, int M, int N, float eps) {
-  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = l2tp::G, NWG = l2tp::NWG;
-  __shared__ float4 slots[BLOCK / 32];
-  const l2tp::Place pl = l2tp::place(M);
+  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
+  static_assert(BLK % 32 == 0 && BLK <= 1024 && BLK % ROWS_PER_BLOCK == 0 && G % 32 == 0 && (NWG & (NWG - 1)) == 0,
+                "@block_bf16 / @block_f32 over @rows_per_block must be a power-of-two number of warps");
+  __shared__ float4 slots[BLK / 32];
+  const l2tp::Place pl = l2tp::place_for<G>(M);
   if (NWG == 1 && pl.row < 0) return;  // a warp per row: no barrier follows, the warp may leave
   // A group past the last row (G > 32) runs the barrier with an empty row.
   const bool live = pl.row >= 0;
@@ -461,15 +470,15 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
   if (!l2tp::co_aligned(xr, yr)) {
-    write_row<T, l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+    write_row<T, l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
   } else if (rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
     if constexpr (LN5_FOLD && sizeof(T) == 2)  // x - (pivot + mean): one subtract an element (x - 0.0f folds away)
-      write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot + mean, 0.0f, rstd, pol);
+      write_row<T, l2tp::Body::kAligned, G>(xr, w, b, yr, geo, g, pivot + mean, 0.0f, rstd, pol);
     else
-      write_row<T, l2tp::Body::kAligned>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+      write_row<T, l2tp::Body::kAligned, G>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
   } else {
-    write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar>(xr, w, b, yr, geo, g, pivot, mean, rstd,
-                                                                          pol);
+    write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, mean,
+                                                                             rstd, pol);
   }
 }
 
@@ -477,13 +486,13 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
 
 // Parameters are written out in full: kernelab reads each kernel's C signature from the source
 // to convert arguments (gpu/params.py), so they cannot hide in a macro.
-extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS_F32) layernorm_f32(
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, LN5_MIN_BLOCKS_F32) layernorm_f32(
     const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int M,
     int N, float eps) {
-  ln5::layernorm_rows<float>(x, w, b, y, M, N, eps);
+  ln5::layernorm_rows<float, BLOCK_F32>(x, w, b, y, M, N, eps);
 }
-extern "C" __global__ void __launch_bounds__(BLOCK, LN5_MIN_BLOCKS_BF16) layernorm_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, LN5_MIN_BLOCKS_BF16) layernorm_bf16(
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
     __nv_bfloat16* __restrict__ y, int M, int N, float eps) {
-  ln5::layernorm_rows<__nv_bfloat16>(x, w, b, y, M, N, eps);
+  ln5::layernorm_rows<__nv_bfloat16, BLOCK_BF16>(x, w, b, y, M, N, eps);
 }
