@@ -75,7 +75,11 @@ def table(reports: dict[str, dict[str, float]], top_stalls: int = 8, extra: tupl
     stalls = sorted({k for rep in reports.values() for k in rep if k.startswith("stall:")},
                     key=lambda k: -max(rep.get(k, 0.0) for rep in reports.values()))[:top_stalls]
     width = max([len(r) for r in rows + stalls] + [10])
-    lines = [f"{'':{width}}  " + "  ".join(f"{n[:18]:>18}" for n in names)]
+    # Names longer than a column (a target with knobs) head their column as [k], spelled out above the table.
+    long = any(len(n) > 18 for n in names)
+    heads = [f"[{k + 1}]" if long else n for k, n in enumerate(names)]
+    lines = [f"[{k + 1}] {n}" for k, n in enumerate(names)] if long else []
+    lines.append(f"{'':{width}}  " + "  ".join(f"{h:>18}" for h in heads))
     for r in rows + stalls:
         cells = [f"{reports[n][r]:>18.4g}" if r in reports[n] else f"{'-':>18}" for n in names]
         lines.append(f"{r:{width}}  " + "  ".join(cells))

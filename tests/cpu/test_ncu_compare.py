@@ -67,6 +67,14 @@ def test_a_target_with_knobs_names_its_variant_and_macros():
     assert NCU.split_target("v4[]") == ("v4", {})
 
 
+def test_long_target_names_head_their_columns_by_number_with_a_legend():
+    text = NCU.table({"v5_l2_two_pass[@block=256;SM_THREADS=1536]": {"Duration": 1.0},
+                      "torch.compile": {"Duration": 2.0}})
+    lines = text.splitlines()
+    assert lines[:2] == ["[1] v5_l2_two_pass[@block=256;SM_THREADS=1536]", "[2] torch.compile"]
+    assert lines[2].split() == ["[1]", "[2]"] and lines[3].split() == ["Duration", "1", "2"]
+
+
 def test_an_at_knob_overrides_the_header_not_a_macro():
     name, knobs = NCU.split_target("v5_l2_two_pass[@block=256;SM_THREADS=1024]")
     assert name == "v5_l2_two_pass"
