@@ -546,10 +546,10 @@ def ln23c_sweeps(selected):
         if dt == "bfloat16":
             base = dict(SM_THREADS=1536, PASS1_PEEL=1)
             cands = [ln5("b256 SM1536 MERGE PEEL FOLD", 256, **base, LN5_MERGE=1, LN5_FOLD=1),
-                     ln5("b256 SM1536 PEEL FOLD TPIVOT", 256, **base, LN5_FOLD=1, LN5_TPIVOT=1),
-                     ln5("b256 SM1536 PEEL FOLD", 256, **base, LN5_FOLD=1)]
+                     ln5("b256 SM1536 PEEL FOLD TPIVOT", 256, **base, LN5_FOLD=1, LN5_TPIVOT=1, LN5_MERGE=0),
+                     ln5("b256 SM1536 PEEL FOLD", 256, **base, LN5_FOLD=1, LN5_MERGE=0)]
         else:
-            cands = [ln5("default"), ln5("TPIVOT", LN5_TPIVOT=1, PASS1_PEEL=1)]  # (fp32 peels by default)
+            cands = [ln5("default"), ln5("TPIVOT", LN5_TPIVOT=1, LN5_MERGE=0)]  # (LN5_MERGE 0: bf16's, unused)
         out.append(ln_sweep(dt, cands + again(cands) + [Candidate(f"{LN4} again", "existing", LN4)], lead))
     return out
 

@@ -43,11 +43,11 @@ KNOBS = [
     ({"PARAM_SHIFT": 0}, {}),
     ({"SHIFT_WORDS": 0}, {}),
     ({"SHIFT_WORDS": 0, "UNROLL2": 2}, {"block": "128"}),
-    # layernorm (session 23): pass 1's sums about each thread's own first element; bf16's shifted-sum merge
-    # with pass 2's folded subtract at rmsnorm's bf16 geometry (ignored by rmsnorm but SM_THREADS).
-    ({"PASS1_PEEL": 1, "LN5_TPIVOT": 1}, {}),
-    ({"PASS1_PEEL": 1, "LN5_TPIVOT": 1, "UNROLL": 3}, {"block": "128"}),
-    ({"PASS1_PEEL": 1, "LN5_MERGE_BF16": 1, "LN5_FOLD": 1, "SM_THREADS": 1536}, {"block": "256"}),
+    # layernorm (session 23): pass 1's sums about each thread's own first element (the exact merge); bf16's
+    # defaults before session 23 (the exact merge, two subtracts, no peel, 512 threads). rmsnorm ignores them.
+    ({"LN5_MERGE": 0, "LN5_TPIVOT": 1}, {}),
+    ({"LN5_MERGE": 0, "LN5_TPIVOT": 1, "UNROLL": 3}, {"block": "128"}),
+    ({"LN5_MERGE": 0, "LN5_FOLD": 0, "PASS1_PEEL": 0}, {"block": "512"}),  # bf16 before 23
 ]
 LEAD = (("lead", 1000.0),)
 
@@ -79,6 +79,8 @@ def test_l2_two_pass_knob_builds_are_correct_on_edge_shapes(op_name, knob):
     op = OPS[op_name]
     v = op.variant(VARIANTS[op_name])
     if meta:
+        if "block" in meta:  # both dtypes (rmsnorm v4 and layernorm v5 have a `@block_bf16` of their own)
+            meta = {**meta, "block_bf16": meta["block"], "block_f32": meta["block"]}
         v = dataclasses.replace(v, meta={**v.meta, **meta})
     defines = {**op.defines(v), **macros}  # BLOCK / ROWS_PER_BLOCK follow the overridden header
     assert defines["BLOCK"] == v.meta_int("block") and defines["ROWS_PER_BLOCK"] == v.meta_int("rows_per_block")

@@ -20,11 +20,11 @@ from kernelab.ops.rmsnorm.op import RowNorm
 class LayerNorm(RowNorm):
     name = "layernorm"
     kernel_entry = "layernorm"
-    best_variant = "v4_pinned_onebar"  # 32768x8192: bf16 1.12x torch.compile (0.97x a copy), fp32 0.99x; v1 0.96x / 0.94x (sweep s4, H200)
-    # fp32: v5 (three rows an SM, pass 1's vectors issued before the pivot is used) 499.1 / 498.9 us against
-    # torch.compile 503.3 / 503.4 and v4 509.9 / 510.1 (docs/runs/2026-12-02-h200-sweep_ln19d.json, one process);
-    # in bf16 v4 stays ahead (258.9 us, v5's best 262.3).
-    best_variant_by_dtype = {"float32": "v5_l2_two_pass"}
+    # v5 (two passes through L2, the row's loads issued before the pivot is used): fp32 499.1 / 498.9 us against
+    # torch.compile 503.3 / 503.4 and v4 509.9 / 510.1 (docs/runs/2026-12-02-h200-sweep_ln19d.json); bf16 at 256
+    # threads a row, six rows an SM, with the shifted-sum merge and the folded subtract (session 23) 252.5-252.8
+    # against v4's 259.4-261.3 and torch.compile's 286.0-286.2 (docs/runs/2026-12-02-h200-sweep_ln23b.json).
+    best_variant = "v5_l2_two_pass"
     has_bias = True
     default_eps = 1e-5
     # fp32: the mean's rounding error (~eps * log2(N) ~ 1e-6 at N = 8192, from an fp32 sum in any

@@ -88,16 +88,30 @@
 //   two 16-byte loads instead (SHIFT_WORDS 0) spills here: bf16 694.3, fp32 573.6. Predicted: within
 //   5% of the 8192 rows; measured bf16 1.47x and fp32 1.15x of them: 10 four-byte loads a vector for w
 //   and b (40 L1 wavefronts a warp where the aligned rows take 8) is the suspect, not measured.
+// Session 23, bf16 (v4 0.965-0.976x a copy across runs). ncu (docs/runs/ncu/2026-12-02-h200-layernorm-
+//   bf16-issue.txt, 32768 x 8192): v4 issues 84% of its slots (IPC 3.37), 1.86e8 warp instructions
+//   against rmsnorm v4's 1.22e8 at 60%: layernorm bf16 is issue-bound, so instructions a row are the
+//   lever. Per element, pass 1 is unpack, x - pivot, S +=, Q fma (4; rmsnorm 2), pass 2 unpacks x, w
+//   and b (3), two subtracts, a multiply, an FMA and half a pack; ~8 more an element are per-row
+//   (setup, merge, pass-2 prologue) spread over 32 elements a thread. Sweeps (one process each, twice;
+//   docs/runs/2026-12-02-h200-sweep_ln23.json, -ln23b.json; torch.compile 286.0-288.7 us, v4
+//   259.4-261.3): at rmsnorm's bf16 geometry (256 threads a row) 1024 an SM 272.0-272.5, + shifted-sum
+//   merge 270.6-273.2, + peel 262.2-263.4, + both 260.3-260.5, + fold (LN5_FOLD: x - (pivot + mean),
+//   one subtract an element) 266.5-267.5; at 1536 an SM 261.4, + peel 256.4, + merge and peel
+//   253.5-253.8, + all three 252.5-252.8 (0.999x a copy at the sweep's 4.25 TB/s, 1.13x torch.compile,
+//   -2.7% against v4). Lost: 128 threads a row 276-314, 512 332, 2048 an SM 287, UNROLL2 2 at 1024
+//   an SM 268; pass 2 indexing its vectors instead of stepping four pointers (59 SASS lines a vector
+//   against 68) 266.6-269.9 (so not kept: fewer instructions, later loads).
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
-// geometry is the header's `@block` / `@rows_per_block` (the op passes them as BLOCK /
-// ROWS_PER_BLOCK); X1_HINT (pass-1 x loads, default 1: L1::evict_last + L2 evict_last policy),
+// geometry is the header's `@block` (`@block_bf16`: 256 since session 23) / `@rows_per_block` (the op
+// passes them as BLOCK, BLOCK_BF16 / ROWS_PER_BLOCK); X1_HINT (pass-1 x loads, default 1: L1::evict_last + L2 evict_last policy),
 // X2_HINT (pass-2 x loads, default 1: L1::evict_first + L2 evict_first policy), W_HINT (weight and
 // bias: 0 .nc), Y_STORE (0 plain st.global, as Triton), UNROLL (pass-1 vectors in flight per
 // thread, 4), UNROLL2 (pass-2 vectors of x, w and b per thread, 1 here: 2 spills), SM_THREADS
-// (threads per SM the register cap allows, both dtypes; SM_THREADS_F32 1536 / SM_THREADS_BF16 2048 by
-// default), PASS1_PEEL (both dtypes; PASS1_PEEL_F32 1 / PASS1_PEEL_BF16 0 by default), X2_AHEAD (0: off; A: the fast pass
+// (threads per SM the register cap allows, both dtypes; SM_THREADS_F32 / SM_THREADS_BF16 1536 by
+// default), PASS1_PEEL (both dtypes; PASS1_PEEL_F32 / PASS1_PEEL_BF16 1 by default), X2_AHEAD (0: off; A: the fast pass
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
 // LN5_MERGE (per dtype, LN5_MERGE_F32 / LN5_MERGE_BF16; 0: the exact merge of per-thread moments; 1:
 // shifted sums S, Q of x - x[row][0], summed in parallel, M2 = Q - S mean: half the serial shuffles;
@@ -106,11 +120,12 @@
 //
 // @strategy rows
 // @block 512
+// @block_bf16 256
 // @rows_per_block 1
 // @access_bytes 16
 // Threads an SM the register cap allows, per dtype (a sweep's SM_THREADS sets both): fp32 1536 (40
-// registers: three rows an SM; session 19), bf16 2048 (32 registers, 0 spills with UNROLL2 1 on
-// sm_80-sm_120, NVRTC 13.0, 13.5).
+// registers: three rows an SM; session 19), bf16 1536 (six 256-thread rows an SM; session 23; 2048
+// before, 32 registers).
 #ifdef SM_THREADS
 #define SM_THREADS_F32 SM_THREADS
 #define SM_THREADS_BF16 SM_THREADS
@@ -119,13 +134,14 @@
 #define SM_THREADS_F32 1536
 #endif
 #ifndef SM_THREADS_BF16
-#define SM_THREADS_BF16 2048
+#define SM_THREADS_BF16 1536
 #endif
 #ifndef UNROLL2
 #define UNROLL2 1  // x, w and b vectors per thread per pass-2 step: 2 (24 registers of data) spills 16-76 bytes at 32 and at 40
 #endif
 // 1: pass 1's first step of vectors issued before the pivot is used (session 19), per dtype (a
-// sweep's PASS1_PEEL sets both): fp32 1 (499 us against 512 at 32768 x 8192), bf16 0 (it lost there).
+// sweep's PASS1_PEEL sets both): fp32 1 (499 us against 512 at 32768 x 8192), bf16 1 since session 23
+// (256.4 against 261.4 at 256 threads, 1536 an SM; it lost at 512 threads, 2048 an SM).
 #ifdef PASS1_PEEL
 #define PASS1_PEEL_F32 PASS1_PEEL
 #define PASS1_PEEL_BF16 PASS1_PEEL
@@ -134,9 +150,12 @@
 #define PASS1_PEEL_F32 1
 #endif
 #ifndef PASS1_PEEL_BF16
-#define PASS1_PEEL_BF16 0
+#define PASS1_PEEL_BF16 1
 #endif
-// 0: per-thread moments merged exactly; 1: shifted sums (session 19), per dtype (a sweep's LN5_MERGE sets both)
+// 0: per-thread moments merged exactly; 1: shifted sums (session 19), per dtype (a sweep's LN5_MERGE sets
+// both): fp32 0 (the sums' N x eps worst case is over fp32's tolerance), bf16 1 (session 23: 253.5-253.8
+// us against 256.4 with the peel; its worst case, x[row][0] holding the row's variance, 5e-4 of the
+// variance at N = 8192, is under bf16's 2^-8).
 #ifdef LN5_MERGE
 #define LN5_MERGE_F32 LN5_MERGE
 #define LN5_MERGE_BF16 LN5_MERGE
@@ -145,12 +164,13 @@
 #define LN5_MERGE_F32 0
 #endif
 #ifndef LN5_MERGE_BF16
-#define LN5_MERGE_BF16 0
+#define LN5_MERGE_BF16 1
 #endif
 #ifndef LN5_FOLD
 // 1: bf16's aligned pass 2 subtracts pivot + mean (rounded once: ~6e-5 of a std at |mean| = 1000, far
-// under bf16's half ulp; fp32 keeps the two subtracts, its tolerance is 1e-5) (session 23)
-#define LN5_FOLD 0
+// under bf16's half ulp; fp32 keeps the two subtracts, its tolerance is 1e-5) (session 23: 252.5-252.8
+// us against 253.5-253.8 with the merge and the peel)
+#define LN5_FOLD 1
 #endif
 #ifndef LN5_TPIVOT
 // 1: pass 1's sums about each thread's first element instead of the row's x[row][0] (exact merge and
