@@ -75,10 +75,6 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                with two pass-2 vectors a step (UNROLL2 2) where it does not spill, and with pass 2's vectors
                indexed instead of four stepped pointers (LN5_IDX2 1); ncu put v4 at 84%
                of its issue slots, so fewer instructions a row is the lever.
-    ln23c:     (session 23) layernorm 32768 x 8192, checked on rows whose x[row][0] is an outlier (1000 among
-               N(0, 1)): bf16 v5 with the shifted-sum merge (ln23b's best, 252.5 us) against the exact merge
-               with and without each thread's own pivot (LN5_TPIVOT 1); fp32 v5 (the fp32 best) with and
-               without LN5_TPIVOT; v4 and torch.compile beside them, twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -535,31 +531,12 @@ def ln23b_sweeps(selected):
                      shifted)]
 
 
-def ln23c_sweeps(selected):
-    """layernorm: the numerics-safe candidates for v5's defaults. Predicted: TPIVOT costs nothing in time
-    (one FADD and one FFMA a thread-row; the pivot's load leaves pass 1's dependences)."""
-    if "layernorm" not in selected:
-        return []
-    out = []
-    for dt in ("bfloat16", "float32"):
-        lead = Case((1000, 8192), dt, params=(("lead", 1000.0),))
-        if dt == "bfloat16":
-            base = dict(SM_THREADS=1536, PASS1_PEEL=1)
-            cands = [ln5("b256 SM1536 MERGE PEEL FOLD", 256, **base, LN5_MERGE=1, LN5_FOLD=1),
-                     ln5("b256 SM1536 PEEL FOLD TPIVOT", 256, **base, LN5_FOLD=1, LN5_TPIVOT=1, LN5_MERGE=0),
-                     ln5("b256 SM1536 PEEL FOLD", 256, **base, LN5_FOLD=1, LN5_MERGE=0)]
-        else:
-            cands = [ln5("default"), ln5("TPIVOT", LN5_TPIVOT=1, LN5_MERGE=0)]  # (LN5_MERGE 0: bf16's, unused)
-        out.append(ln_sweep(dt, cands + again(cands) + [Candidate(f"{LN4} again", "existing", LN4)], lead))
-    return out
-
-
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln23c": ln23c_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

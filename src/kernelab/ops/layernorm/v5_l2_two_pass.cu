@@ -98,10 +98,17 @@
 //   259.4-261.3): at rmsnorm's bf16 geometry (256 threads a row) 1024 an SM 272.0-272.5, + shifted-sum
 //   merge 270.6-273.2, + peel 262.2-263.4, + both 260.3-260.5, + fold (LN5_FOLD: x - (pivot + mean),
 //   one subtract an element) 266.5-267.5; at 1536 an SM 261.4, + peel 256.4, + merge and peel
-//   253.5-253.8, + all three 252.5-252.8 (0.999x a copy at the sweep's 4.25 TB/s, 1.13x torch.compile,
-//   -2.7% against v4). Lost: 128 threads a row 276-314, 512 332, 2048 an SM 287, UNROLL2 2 at 1024
-//   an SM 268; pass 2 indexing its vectors instead of stepping four pointers (59 SASS lines a vector
-//   against 68) 266.6-269.9 (so not kept: fewer instructions, later loads).
+//   253.5-253.8 (the bf16 defaults since: -2.2% against v4, 1.13x torch.compile), + all three
+//   252.5-252.8 (the fold is off: its rounded centre fails the bf16 check's atol near zero, below).
+//   Predicted for the merge and the peel: <= 2% each; measured 1% and 2%. Lost: 128 threads a row
+//   276-314, 512 332, 2048 an SM 287, UNROLL2 2 at 1024 an SM 268; pass 2 indexing its vectors instead
+//   of stepping four pointers (59 SASS lines a vector against 68) 266.6-269.9 (not kept: fewer
+//   instructions, later loads).
+//   Tried and dropped: each thread summing about its own first element (so that a row whose x[row][0]
+//   is an outlier does not cancel Q - S mean in every thread): fp32 right (5 x 8192 rows with x[row][0]
+//   = 1000 among N(0, 1): max error 2.0e-5 against the default's 7.9e-4), bf16 wrong on 256-thread rows
+//   of several steps (errors of 1-58 on plain rows; right at 128 threads), cause not found. NOTES.md
+//   has the outlier-pivot errors of every variant.
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
@@ -115,8 +122,7 @@
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
 // LN5_MERGE (per dtype, LN5_MERGE_F32 / LN5_MERGE_BF16; 0: the exact merge of per-thread moments; 1:
 // shifted sums S, Q of x - x[row][0], summed in parallel, M2 = Q - S mean: half the serial shuffles;
-// session 19), LN5_FOLD (bf16: pass 2 subtracts pivot + mean once; session 23), LN5_TPIVOT (pass 1's
-// sums about each thread's first element, for the exact merge; session 23).
+// session 19), LN5_FOLD (bf16: pass 2 subtracts pivot + mean once; session 23).
 //
 // @strategy rows
 // @block 512
@@ -169,14 +175,10 @@
 #ifndef LN5_FOLD
 // 1: bf16's aligned pass 2 subtracts pivot + mean (rounded once: ~6e-5 of a std at |mean| = 1000, far
 // under bf16's half ulp; fp32 keeps the two subtracts, its tolerance is 1e-5) (session 23: 252.5-252.8
-// us against 253.5-253.8 with the merge and the peel)
-#define LN5_FOLD 1
-#endif
-#ifndef LN5_TPIVOT
-// 1: pass 1's sums about each thread's first element instead of the row's x[row][0] (exact merge and
-// PASS1_PEEL only; session 23): a row whose x[row][0] sits far from the rest (an outlier column)
-// cancels Q - S mean by (x[row][0] - mean_t)^2 / var_t in every thread
-#define LN5_TPIVOT 0
+// us against 253.5-253.8 with the merge and the peel). Off: on rows of 1000 + N(0, 1) the rounded
+// centre moves near-zero outputs by ~2e-5, past the bf16 check's atol of 1e-5 (GPU, 33 x 1000 and
+// 2 x 40000: up to 0.03-0.05 on outputs whose rtol allowance is smaller).
+#define LN5_FOLD 0
 #endif
 #ifndef X2_AHEAD
 // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
@@ -329,11 +331,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   constexpr bool kPeel = sizeof(T) == 4 ? PASS1_PEEL_F32 : PASS1_PEEL_BF16;
   const bool own_h = g < geo.head, own_t = g < geo.tail;
   float pivot, S, Q;
-#if LN5_TPIVOT
-  float pt;  // the thread's pivot: pass 1's sums are about it (session 23)
-#endif
   constexpr bool kMerge = sizeof(T) == 4 ? LN5_MERGE_F32 : LN5_MERGE_BF16;  // shifted sums
-  static_assert(!LN5_TPIVOT || !kMerge, "LN5_TPIVOT needs the exact merge (LN5_MERGE 0)");
   if constexpr (kPeel) {
     // fp32 (PASS1_PEEL_F32 1): the first step's U vectors issued before anything else loads. In the
     // loop form below, the head/tail scalars' subtraction of the pivot sits before the loop, and
@@ -345,19 +343,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
 #pragma unroll
     for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
     pivot = l2tp::ld_scalar_if<T>(xr, live);
-#if LN5_TPIVOT
-    const float hx = l2tp::ld_scalar_if<T>(xr + g, own_h);
-    const float tx = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t);
-    // The thread's first element (of its first vector, already loaded, or its head / tail scalar):
-    // sums about it cancel by the thread's own spread, not by the row's pivot's distance from the
-    // thread's mean (a row whose x[row][0] is an outlier; session 23).
-    pt = rem > 0 ? l2tp::elem<T>(raw0[0], 0) : own_h ? hx : own_t ? tx : 0.0f;
-    const float hd = hx - pt, td = tx - pt;
-#else
-    // (as before session 23: the default's SASS unchanged)
     const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
     const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
-#endif
     S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
     Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
     auto add_step = [&](const uint4 (&raw)[U], int left) {
@@ -368,11 +355,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
         float s = 0.0f, q = 0.0f;
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-#if LN5_TPIVOT
-          const float d = f[i] - pt;
-#else
           const float d = f[i] - pivot;
-#endif
           s += d;
           q = fmaf(d, d, q);
         }
@@ -391,7 +374,6 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
       add_step(raw, rem);
     }
   } else {
-    static_assert(!LN5_TPIVOT || kPeel, "LN5_TPIVOT takes the thread's pivot from the peeled first step (PASS1_PEEL 1)");
     pivot = l2tp::ld_scalar_if<T>(xr, live);
     const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
     const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
@@ -454,15 +436,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
     const int cnt = l2tp::owned_vectors(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
     const float nt = static_cast<float>(cnt);
-#if LN5_TPIVOT
-    // M2_t about the thread's mean from its sums about pt, then S about the row's pivot.
-    const float m2t = fmaxf(fmaf(-S, cnt > 0 ? __fdividef(S, nt) : 0.0f, Q), 0.0f);
-    S = fmaf(nt, pt - pivot, S);
-    const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
-#else
     const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
     const float m2t = fmaxf(fmaf(-S, mt, Q), 0.0f);
-#endif
     const int wcount = __reduce_add_sync(rows::FULL_MASK, cnt);  // <= 2^15 x 32: exact as a float
     const float wn = static_cast<float>(wcount);
     const float wsum = rows::warp_sum(S);
