@@ -186,13 +186,6 @@
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
-// Per-dtype geometry (`@block_bf16` / `@block_f32`; the op passes them as BLOCK_BF16 / BLOCK_F32, default BLOCK).
-#ifndef BLOCK_BF16
-#define BLOCK_BF16 BLOCK
-#endif
-#ifndef BLOCK_F32
-#define BLOCK_F32 BLOCK
-#endif
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
 #define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)

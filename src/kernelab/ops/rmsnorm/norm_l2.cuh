@@ -61,6 +61,14 @@
 #ifndef BLOCK
 #error "BLOCK (threads per block) is the header's @block: RowNorm.defines passes it"
 #endif
+// Per-dtype geometry (`@block_bf16` / `@block_f32`; RowNorm.defines passes them as BLOCK_BF16 /
+// BLOCK_F32): default BLOCK. The kernels size their rows with them (rmsnorm v4, layernorm v5).
+#ifndef BLOCK_BF16
+#define BLOCK_BF16 BLOCK
+#endif
+#ifndef BLOCK_F32
+#define BLOCK_F32 BLOCK
+#endif
 #ifndef ROWS_PER_BLOCK
 #define ROWS_PER_BLOCK 1
 #endif

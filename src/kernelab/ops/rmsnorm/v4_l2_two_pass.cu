@@ -83,13 +83,7 @@
 // @rows_per_block 1
 // @access_bytes 16
 // Per-dtype geometry (session 5 sweep, below): `@block_bf16` / `@block_f32` (the op passes them as
-// BLOCK_BF16 / BLOCK_F32; default BLOCK) and the threads per SM each register cap allows.
-#ifndef BLOCK_BF16
-#define BLOCK_BF16 BLOCK
-#endif
-#ifndef BLOCK_F32
-#define BLOCK_F32 BLOCK
-#endif
+// BLOCK_BF16 / BLOCK_F32; norm_l2.cuh defaults them to BLOCK) and the threads per SM each register cap allows.
 #ifdef SM_THREADS  // a sweep's one value for both
 #define SM_THREADS_BF16 SM_THREADS
 #define SM_THREADS_F32 SM_THREADS
