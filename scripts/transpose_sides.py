@@ -1,0 +1,112 @@
+"""Which side of transpose v4's memory pattern costs its ~4% against a copy (session 23, issue 7).
+
+transpose v4 (16384^2 fp32, 64 x 64 tiles, column-major tile order: row tile fastest) runs 0.96x a
+same-bytes copy. Its reads take 256 B from each of a tile's 64 rows of m, its writes 256 B to each
+of 64 rows of out. Four copies of 1 GiB -> 1 GiB that move 16 bytes a thread and no shared memory
+separate the sides, each in v4's block order (block t: row tile t mod 256, column tile t / 256):
+  - tiles_to_tiles: reads m's tile (r, c) and writes out's tile (c, r), both as v4 (the data is not
+    transposed: only the addresses are v4's);
+  - tiles_to_rows: reads as v4, writes the tile's 16 KiB to out at t x 16 KiB (a stream);
+  - rows_to_tiles: reads 16 KiB at t x 16 KiB (a stream), writes as v4;
+  - rows_to_rows: both streams, in the same blocks (the copy floor of this kernel shape);
+beside torch's copy_ and v4 itself. If tiles_to_tiles runs v4's time, the shared-memory transpose
+costs nothing and the gap is the address pattern; tiles_to_rows against rows_to_tiles says which side.
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/transpose_sides.py --out results.json"""
+import argparse
+import json
+import sys
+
+import torch
+
+import kernelab
+from kernelab.gpu import Module, device_info
+
+N = 16384      # the matrix is N x N fp32
+T = 64         # tile rows and columns
+TILES = N // T  # per side
+
+SRC = r'''
+// 256 threads, a 64 x 64 fp32 tile: 64 rows of 16 chunks of 16 bytes, 4 chunks a thread.
+#define N 16384
+#define T 64
+#define TILES (N / T)
+__device__ __forceinline__ long long tile_chunk(int r, int c, int k) {  // chunk k of tile (r, c), in uint4s
+  const int row = k >> 4, col = k & 15;
+  return ((long long)(r * T + row) * N + (long long)c * T) / 4 + col;
+}
+__device__ __forceinline__ long long linear_chunk(long long t, int k) { return t * (T * T / 4) + k; }
+template <bool TILE_IN, bool TILE_OUT>
+__device__ __forceinline__ void body(const uint4* __restrict__ m, uint4* __restrict__ out) {
+  const long long t = blockIdx.x;
+  const int r = (int)(t % TILES), c = (int)(t / TILES);  // v4's column-major order: row tile fastest
+  uint4 v[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int k = threadIdx.x + u * 256;
+    v[u] = m[TILE_IN ? tile_chunk(r, c, k) : linear_chunk(t, k)];
+  }
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int k = threadIdx.x + u * 256;
+    out[TILE_OUT ? tile_chunk(c, r, k) : linear_chunk(t, k)] = v[u];
+  }
+}
+extern "C" __global__ void __launch_bounds__(256) tiles_to_tiles(const uint4* m, uint4* out) {
+  body<true, true>(m, out); }
+extern "C" __global__ void __launch_bounds__(256) tiles_to_rows(const uint4* m, uint4* out) {
+  body<true, false>(m, out); }
+extern "C" __global__ void __launch_bounds__(256) rows_to_tiles(const uint4* m, uint4* out) {
+  body<false, true>(m, out); }
+extern "C" __global__ void __launch_bounds__(256) rows_to_rows(const uint4* m, uint4* out) {
+  body<false, false>(m, out); }
+'''
+KERNELS = ("tiles_to_tiles", "tiles_to_rows", "rows_to_tiles", "rows_to_rows")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("transpose_sides: timing needs a GPU", file=sys.stderr)
+        return 2
+    from kernelab.ops import discover, run_variant
+
+    mod = Module(kernelab.compile_source(SRC, name="transpose_sides"))
+    m = torch.randn(N, N, device="cuda")
+    out = torch.empty_like(m)
+    nbytes = 2 * m.numel() * 4
+    rows = []
+
+    def timed(name, fn):
+        r = kernelab.bench.bench(fn, name=name)
+        rows.append({"name": name, "median_s": r.median_s, "p10_s": r.stats.p10, "p90_s": r.stats.p90,
+                     "tbps": nbytes / r.median_s / 1e12})
+        print(f"{name:22s} {r.median_s * 1e6:8.1f} us  {nbytes / r.median_s / 1e12:5.2f} TB/s", flush=True)
+
+    op = discover()["transpose"]
+    v4 = op.variant("v4_grouped_order")
+    case = next(c for c in op.bench_cases() if c.shape == (N, N) and c.dtype == "float32")
+    inputs = op.make_inputs(case, seed=0)
+    outputs = op.make_outputs(case, inputs)
+    for rep in ("", " again"):
+        timed("torch copy_" + rep, lambda: out.copy_(m))
+        timed("v4_grouped_order" + rep, lambda: run_variant(op, v4, case, inputs, outputs))
+        for k in KERNELS:
+            kern = mod.kernel(k)
+            timed(k + rep, lambda kern=kern: kern(m, out, grid=TILES * TILES, block=256))
+    # tiles_to_tiles moves every 16-byte chunk somewhere once: out holds m's chunks, permuted.
+    mod.kernel("tiles_to_tiles")(m, out, grid=TILES * TILES, block=256)
+    torch.cuda.synchronize()
+    same_bytes = bool(torch.equal(m.flatten().sort().values, out.flatten().sort().values))
+    info = device_info()
+    with open(args.out, "w") as f:
+        json.dump({"schema": "kernelab.transpose_sides/1", "device": info.name, "sms": info.sm_count,
+                   "bytes_moved": nbytes, "tiles_to_tiles_moves_every_chunk": same_bytes, "rows": rows}, f, indent=1)
+    print(f"tiles_to_tiles moves every chunk once: {same_bytes}; wrote {args.out}")
+    return 0 if same_bytes else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
