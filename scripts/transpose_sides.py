@@ -12,6 +12,12 @@ separate the sides, each in v4's block order (block t: row tile t mod 256, colum
 beside torch's copy_ and v4 itself. If tiles_to_tiles runs v4's time, the shared-memory transpose
 costs nothing and the gap is the address pattern; tiles_to_rows against rows_to_tiles says which side.
 
+Measured (H200, session 23, docs/runs/2026-12-02-h200-transpose_sides.json, twice each, us): torch copy_
+504.4-504.7, v4 524.7-524.9, tiles_to_tiles 519.7-520.0, tiles_to_rows 519.7-520.1, rows_to_tiles
+521.1-521.4, rows_to_rows 524.6-524.7. The streams alone, in v4's kernel shape (a block a 16 KiB tile, 4
+loads then 4 stores a thread, 65536 blocks), run v4's time: the gap to copy_ is the kernel's shape, not
+v4's addresses (predicted the opposite: the write side's DRAM pages).
+
 Usage (GPU machine): PYTHONPATH=src python3 scripts/transpose_sides.py --out results.json"""
 import argparse
 import json
