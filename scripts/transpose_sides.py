@@ -18,7 +18,12 @@ Measured (H200, session 23, docs/runs/2026-12-02-h200-transpose_sides.json, twic
 loads then 4 stores a thread, 65536 blocks), run v4's time: the gap to copy_ is the kernel's shape, not
 v4's addresses (predicted the opposite: the write side's DRAM pages).
 
-Usage (GPU machine): PYTHONPATH=src python3 scripts/transpose_sides.py --out results.json"""
+Next (--follow-up, written in session 23, not yet run): the same streams in persistent blocks that keep
+the next tile's loads in flight while they store the current one (4 and 8 blocks an SM), and in one-shot
+blocks of two tiles. Predicted: the persistent streams at copy_'s time (~505 us) if the block life cycle
+is the cost; v4's addresses in that shape within 1% of them.
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/transpose_sides.py --out results.json [--follow-up]"""
 import argparse
 import json
 import sys
@@ -66,13 +71,63 @@ extern "C" __global__ void __launch_bounds__(256) rows_to_tiles(const uint4* m, 
   body<false, true>(m, out); }
 extern "C" __global__ void __launch_bounds__(256) rows_to_rows(const uint4* m, uint4* out) {
   body<false, false>(m, out); }
+// Session 23's follow-up (unmeasured when written): the same copies in other kernel shapes. Persistent
+// blocks (grid G, tiles t = blockIdx.x, + G, ...) that issue the next tile's 4 loads before storing the
+// current tile's 4 (8 uint4 live a thread), and one-shot blocks of two tiles (8 loads, then 8 stores).
+template <bool TILE>
+__device__ __forceinline__ long long in_chunk(long long t, int k) {
+  return TILE ? tile_chunk((int)(t % TILES), (int)(t / TILES), k) : linear_chunk(t, k);
+}
+template <bool TILE>
+__device__ __forceinline__ long long out_chunk(long long t, int k) {
+  return TILE ? tile_chunk((int)(t / TILES), (int)(t % TILES), k) : linear_chunk(t, k);
+}
+template <bool TILE>
+__device__ __forceinline__ void persistent(const uint4* __restrict__ m, uint4* __restrict__ out) {
+  const long long tiles = (long long)TILES * TILES;
+  long long t = blockIdx.x;
+  uint4 cur[4], nxt[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) cur[u] = t < tiles ? m[in_chunk<TILE>(t, threadIdx.x + u * 256)] : make_uint4(0, 0, 0, 0);
+  for (; t < tiles; t += gridDim.x) {
+    const long long n = t + gridDim.x;
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      nxt[u] = n < tiles ? m[in_chunk<TILE>(n, threadIdx.x + u * 256)] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) out[out_chunk<TILE>(t, threadIdx.x + u * 256)] = cur[u];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) cur[u] = nxt[u];
+  }
+}
+template <bool TILE>
+__device__ __forceinline__ void two_tiles(const uint4* __restrict__ m, uint4* __restrict__ out) {
+  const long long t0 = 2LL * blockIdx.x;  // tiles t0, t0 + 1: neighbours in v4's order
+  uint4 v[8];
+#pragma unroll
+  for (int u = 0; u < 8; ++u) v[u] = m[in_chunk<TILE>(t0 + (u >> 2), threadIdx.x + (u & 3) * 256)];
+#pragma unroll
+  for (int u = 0; u < 8; ++u) out[out_chunk<TILE>(t0 + (u >> 2), threadIdx.x + (u & 3) * 256)] = v[u];
+}
+extern "C" __global__ void __launch_bounds__(256) rows_persistent(const uint4* m, uint4* out) {
+  persistent<false>(m, out); }
+extern "C" __global__ void __launch_bounds__(256) tiles_persistent(const uint4* m, uint4* out) {
+  persistent<true>(m, out); }
+extern "C" __global__ void __launch_bounds__(256) rows_two_tiles(const uint4* m, uint4* out) {
+  two_tiles<false>(m, out); }
+extern "C" __global__ void __launch_bounds__(256) tiles_two_tiles(const uint4* m, uint4* out) {
+  two_tiles<true>(m, out); }
 '''
 KERNELS = ("tiles_to_tiles", "tiles_to_rows", "rows_to_tiles", "rows_to_rows")
+# The follow-up shapes (--follow-up): persistent grids of 4 and 8 blocks an SM, two-tile one-shot grids
+FOLLOW_UP = ("rows_persistent", "tiles_persistent", "rows_two_tiles", "tiles_two_tiles")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--follow-up", action="store_true",
+                    help="also the persistent and two-tile shapes (session 23's next step)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("transpose_sides: timing needs a GPU", file=sys.stderr)
@@ -102,6 +157,13 @@ def main() -> int:
         for k in KERNELS:
             kern = mod.kernel(k)
             timed(k + rep, lambda kern=kern: kern(m, out, grid=TILES * TILES, block=256))
+        if args.follow_up:
+            sms = device_info().sm_count
+            for k in FOLLOW_UP:
+                kern = mod.kernel(k)
+                grids = (sms * 4, sms * 8) if "persistent" in k else (TILES * TILES // 2,)
+                for g in grids:
+                    timed(f"{k} grid {g}{rep}", lambda kern=kern, g=g: kern(m, out, grid=g, block=256))
     # tiles_to_tiles moves every 16-byte chunk somewhere once: out holds m's chunks, permuted.
     mod.kernel("tiles_to_tiles")(m, out, grid=TILES * TILES, block=256)
     torch.cuda.synchronize()
