@@ -47,6 +47,9 @@ KNOBS = [
     # LN5_MERGE), and bf16's shifted-sum merge at 128 threads a row over several steps.
     ({"LN5_MERGE": 0, "PASS1_PEEL": 0}, {"block": "512"}),
     ({"LN5_MERGE": 1, "UNROLL": 3}, {"block": "128"}),
+    # The exact merge at the default header (bf16's 256 threads a row under `@block` 512): its per-thread
+    # counts must use bf16's own threads a row (session 23's bug: they used the BLOCK geometry's 512).
+    ({"LN5_MERGE": 0}, {}),
 ]
 
 

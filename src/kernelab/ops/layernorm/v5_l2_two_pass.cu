@@ -106,8 +106,10 @@
 //   instructions, later loads).
 //   Tried and dropped: each thread summing about its own first element (so that a row whose x[row][0]
 //   is an outlier does not cancel Q - S mean in every thread): fp32 right (5 x 8192 rows with x[row][0]
-//   = 1000 among N(0, 1): max error 2.0e-5 against the default's 7.9e-4), bf16 wrong on 256-thread rows
-//   of several steps (errors of 1-58 on plain rows; right at 128 threads), cause not found. NOTES.md
+//   = 1000 among N(0, 1): max error 2.0e-5 against the default's 7.9e-4), bf16 wrong (errors of 1-58
+//   on plain rows). The bf16 errors were not the knob's: the exact merge counted each thread's elements
+//   with the BLOCK geometry's 512 threads a row where bf16 runs 256 (fixed: owned_vectors<G>; the
+//   shipped bf16 default, the shifted-sum merge, never counts). The knob is at 033ba7a, untimed. NOTES.md
 //   has the outlier-pivot errors of every variant.
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
@@ -427,7 +429,9 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     m2 = fmaxf(fmaf(-sum_s, mean, sum_q), 0.0f);
   } else {
     // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
-    const int cnt = l2tp::owned_vectors(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
+    // (G, this dtype's threads a row: with `@block_bf16` 256 under `@block` 512, l2tp::G was fp32's 512 and
+    // bf16's counts wrong: session 23's LN5_MERGE 0 builds at the bf16 default geometry, errors of 1-58.)
+    const int cnt = l2tp::owned_vectors<G>(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
     const float nt = static_cast<float>(cnt);
     const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
     const float m2t = fmaxf(fmaf(-S, mt, Q), 0.0f);

@@ -322,8 +322,10 @@ __device__ __forceinline__ float lane_sum(float v) {
   return v;
 }
 
-// Vectors thread g owns in a row of nvec vectors: g, g + G, ... < nvec.
-__device__ __forceinline__ int owned_vectors(int g, int nvec) { return g < nvec ? (nvec - 1 - g) / G + 1 : 0; }
+// Vectors thread g owns in a row of nvec vectors: g, g + GG, ... < nvec, for rows of GG threads (a
+// kernel with a per-dtype block passes its own: the BLOCK geometry's G is another dtype's then).
+template <int GG>
+__device__ __forceinline__ int owned_vectors(int g, int nvec) { return g < nvec ? (nvec - 1 - g) / GG + 1 : 0; }
 
 // This row (g, geo) and the other rows' parameters share x's 16-byte phase: the fast body.
 template <typename T>
