@@ -23,3 +23,8 @@ class TileGeometry:
         self.lpr = min(self.out_cpr, 8)                   # lanes an output row in a warp store
         self.rpw = 32 // self.lpr                         # output rows a warp store
         self.groups = self.out_cpr // self.lpr            # warp tasks across an output row of the tile
+
+    def store_task(self, idx: int) -> tuple[int, int]:
+        """TileGeom::store_task: the store phase's chunk idx -> (output row oc of the tile, output chunk q)."""
+        task, lane = divmod(idx, 32)
+        return (task // self.groups) * self.rpw + lane // self.lpr, (task % self.groups) * self.lpr + lane % self.lpr

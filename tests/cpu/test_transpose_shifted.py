@@ -81,9 +81,8 @@ def replay(g: Geom, rows: int, cols: int, ld: int, in_off: int, out_off: int, se
                 idx = s * g.block + tid
                 if idx >= g.chunks:
                     continue
-                task, lane = divmod(idx, 32)
-                oc = (task // g.groups) * g.rpw + lane // g.lpr
-                q = (task % g.groups) * g.lpr + lane % g.lpr
+                oc, q = g.store_task(idx)
+                lane = idx % 32
                 j = c0 + oc
                 if j >= cols:
                     continue

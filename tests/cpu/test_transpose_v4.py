@@ -59,9 +59,7 @@ class Geometry(TileGeometry):
                 idx = s * self.block + tid
                 if idx >= self.chunks:
                     continue
-                task, lane = divmod(idx, 32)
-                oc = (task // self.groups) * self.rpw + lane // self.lpr
-                q = (task % self.groups) * self.lpr + lane % self.lpr
+                oc, q = self.store_task(idx)
                 phys = (oc // self.v) ^ (q & self.xmask)
                 out[(tid, s)] = (oc, q, [((q * self.v + k) * self.in_cpr + phys) * self.v + oc % self.v
                                          for k in range(self.v)])
