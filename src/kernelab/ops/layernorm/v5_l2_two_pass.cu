@@ -307,7 +307,7 @@ template <typename T, int BLK>
 __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T* __restrict__ w,
                                                const T* __restrict__ b, T* __restrict__ y, int M, int N, float eps) {
   constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
-  static_assert(BLK % 32 == 0 && BLK <= 1024 && BLK % ROWS_PER_BLOCK == 0 && G % 32 == 0 && (NWG & (NWG - 1)) == 0,
+  static_assert(l2tp::valid_block(BLK),
                 "@block_bf16 / @block_f32 over @rows_per_block must be a power-of-two number of warps");
   __shared__ float4 slots[BLK / 32];
   const l2tp::Place pl = l2tp::place_for<G>(M);
@@ -429,8 +429,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     m2 = fmaxf(fmaf(-sum_s, mean, sum_q), 0.0f);
   } else {
     // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
-    // (G, this dtype's threads a row: with `@block_bf16` 256 under `@block` 512, l2tp::G was fp32's 512 and
-    // bf16's counts wrong: session 23's LN5_MERGE 0 builds at the bf16 default geometry, errors of 1-58.)
+    // (G, this dtype's threads a row: a BLOCK-wide one, fp32's 512 under `@block_bf16` 256, made bf16's counts
+    // wrong in session 23's LN5_MERGE 0 builds, errors of 1-58.)
     const int cnt = l2tp::owned_vectors<G>(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
     const float nt = static_cast<float>(cnt);
     const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;

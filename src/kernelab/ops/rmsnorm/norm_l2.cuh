@@ -99,10 +99,14 @@
 
 namespace l2tp {
 
-constexpr int G = BLOCK / ROWS_PER_BLOCK;  // threads per row
-constexpr int NWG = G / 32;                // warps per row
-static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "@block must be a multiple of 32, at most 1024");
-static_assert(BLOCK % ROWS_PER_BLOCK == 0 && G % 32 == 0 && (NWG & (NWG - 1)) == 0,
+// A block of blk threads splits into ROWS_PER_BLOCK rows of a power-of-two number of warps. Each
+// kernel sizes its rows with its own dtype's block (BLOCK_BF16 / BLOCK_F32) and checks it here; no
+// BLOCK-wide threads-a-row constant is kept, since with per-dtype blocks it is the other dtype's.
+__host__ __device__ constexpr bool valid_block(int blk) {
+  return blk % 32 == 0 && blk <= 1024 && blk % ROWS_PER_BLOCK == 0 && (blk / ROWS_PER_BLOCK) % 32 == 0 &&
+         ((blk / ROWS_PER_BLOCK / 32) & (blk / ROWS_PER_BLOCK / 32 - 1)) == 0;
+}
+static_assert(valid_block(BLOCK),
               "@block / @rows_per_block must be a power-of-two number of warps (32, 64, ..., 1024 threads per row)");
 static_assert(UNROLL >= 1 && UNROLL2 >= 1, "UNROLL and UNROLL2 must be >= 1");
 
@@ -303,15 +307,13 @@ __device__ __forceinline__ const uint4* param_vectors(const T* p, const Shift& s
 struct Place {
   int g, row, warp0;
 };
-// GG threads per row (a kernel whose block is not BLOCK: rmsnorm v4's per-dtype `@block_bf16` /
-// `@block_f32`); place() is the BLOCK geometry.
+// GG threads per row (the kernel's own dtype's block over ROWS_PER_BLOCK).
 template <int GG>
 __device__ __forceinline__ Place place_for(int M) {
   const int r = threadIdx.x / GG;
   const int row = blockIdx.x * ROWS_PER_BLOCK + r;
   return Place{static_cast<int>(threadIdx.x % GG), row < M ? row : -1, r * (GG / 32)};
 }
-__device__ __forceinline__ Place place(int M) { return place_for<G>(M); }
 
 // Sum over lanes in groups of W lanes (W a power of two, <= 32): xor butterflies. Every lane of a
 // group ends with the same bits.
@@ -322,8 +324,7 @@ __device__ __forceinline__ float lane_sum(float v) {
   return v;
 }
 
-// Vectors thread g owns in a row of nvec vectors: g, g + GG, ... < nvec, for rows of GG threads (a
-// kernel with a per-dtype block passes its own: the BLOCK geometry's G is another dtype's then).
+// Vectors thread g owns in a row of nvec vectors: g, g + GG, ... < nvec, for rows of GG threads.
 template <int GG>
 __device__ __forceinline__ int owned_vectors(int g, int nvec) { return g < nvec ? (nvec - 1 - g) / GG + 1 : 0; }
 

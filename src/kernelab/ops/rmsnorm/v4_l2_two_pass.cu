@@ -156,7 +156,7 @@ template <typename T, int BLK>
 __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int M,
                                              int N, float eps) {
   constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
-  static_assert(BLK % 32 == 0 && BLK <= 1024 && BLK % ROWS_PER_BLOCK == 0 && G % 32 == 0 && (NWG & (NWG - 1)) == 0,
+  static_assert(l2tp::valid_block(BLK),
                 "@block_bf16 / @block_f32 over @rows_per_block must be a power-of-two number of warps");
   __shared__ float slots[BLK / 32];
   const l2tp::Place pl = l2tp::place_for<G>(M);
