@@ -72,8 +72,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                mean), twice each, checked on shifted rows.
     ln23b:     (session 23) the same case: v5 with all three (LN5_MERGE 1, PASS1_PEEL 1, LN5_FOLD 1; ln23's
                best pair ran 253.6 us against v4's 259.6) at 128-512 threads a row and 1024-2048 an SM,
-               with two pass-2 vectors a step (UNROLL2 2) where it does not spill, and with pass 2's vectors
-               indexed instead of four stepped pointers (LN5_IDX2 1); ncu put v4 at 84%
+               with two pass-2 vectors a step (UNROLL2 2) where it does not spill (and, at a77708d, with pass
+               2's vectors indexed instead of stepped: LN5_IDX2, measured slower and removed); ncu put v4 at 84%
                of its issue slots, so fewer instructions a row is the lever.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
@@ -209,14 +209,12 @@ def ln16_sweeps(selected):
     never tried for layernorm (session 5 tried 256 threads at 2048 an SM only: 290.0 us)."""
     if "layernorm" not in selected:
         return []
-    l5 = "v5_l2_two_pass"
-
-    def c(label, block, **d):
-        return Candidate(f"{l5} {label}", "new", l5, meta={"block": str(block)}, defines=d)
+    c = ln5  # (the block for both dtypes: v5 has had a `@block_bf16` since session 23)
     return [Sweep("layernorm", Case((32768, 8192), "bfloat16"), "cold", Case((1000, 8192), "bfloat16"), [
         Candidate("torch.compile", "peer"), Candidate("v4_pinned_onebar", "existing", "v4_pinned_onebar"),
         c("b256 SM1024", 256, SM_THREADS=1024), c("b256 SM1536", 256, SM_THREADS=1536),
-        c("b256 SM2048", 256), c("b128 SM1024", 128, SM_THREADS=1024), c("b128 SM2048", 128),
+        c("b256 SM2048", 256, SM_THREADS=2048), c("b128 SM1024", 128, SM_THREADS=1024),
+        c("b128 SM2048", 128, SM_THREADS=2048),
         c("b256 SM1024 UNROLL2=2", 256, SM_THREADS=1024, UNROLL2=2), c("b512 SM1024", 512, SM_THREADS=1024),
         Candidate("v4_pinned_onebar again", "existing", "v4_pinned_onebar"),
         c("b256 SM1024 again", 256, SM_THREADS=1024)])]
@@ -226,8 +224,10 @@ LN4, LN5 = "v4_pinned_onebar", "v5_l2_two_pass"
 
 
 def ln5(label, block=None, **d):
-    """layernorm v5 with `@block` (if given) and the macros d."""
-    return Candidate(f"{LN5} {label}", "new", LN5, meta={"block": str(block)} if block else {}, defines=d)
+    """layernorm v5 with `@block` (if given: for both dtypes, since v5 has a `@block_bf16` of its own) and the
+    macros d."""
+    meta = {k: str(block) for k in ("block", "block_bf16", "block_f32")} if block else {}
+    return Candidate(f"{LN5} {label}", "new", LN5, meta=meta, defines=d)
 
 
 def ln_sweep(dt, cands, check=None):
@@ -244,7 +244,7 @@ def ln19_sweeps(selected):
         return []
     return [ln_sweep("float32", [
         ln5("SM1536", SM_THREADS=1536), ln5("SM1536 X2_AHEAD=4", SM_THREADS=1536, X2_AHEAD=4),
-        ln5("SM1536 X2_AHEAD=2", SM_THREADS=1536, X2_AHEAD=2), ln5("SM2048 X2_AHEAD=2", X2_AHEAD=2),
+        ln5("SM1536 X2_AHEAD=2", SM_THREADS=1536, X2_AHEAD=2), ln5("SM2048 X2_AHEAD=2", SM_THREADS=2048, X2_AHEAD=2),
         ln5("SM1536 no hints", SM_THREADS=1536, X1_HINT=0, X2_HINT=0),
         ln5("SM1536 X2_AHEAD=4 no hints", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0, X2_HINT=0),
         ln5("SM1536 X2_AHEAD=4 X1_HINT=0", SM_THREADS=1536, X2_AHEAD=4, X1_HINT=0),
@@ -280,7 +280,7 @@ def ln19c_sweeps(selected):
         ln5("SM1536 MERGE=1 X2_AHEAD=4", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4),
         ln5("SM1024 MERGE=1 UNROLL2=2 W_HINT=1", SM_THREADS=1024, LN5_MERGE=1, UNROLL2=2, W_HINT=1),
         ln5("SM1024 UNROLL2=2 W_HINT=1", SM_THREADS=1024, UNROLL2=2, W_HINT=1),
-        ln5("SM2048 MERGE=1", LN5_MERGE=1),
+        ln5("SM2048 MERGE=1", SM_THREADS=2048, LN5_MERGE=1),
         Candidate(f"{LN4} again", "existing", LN4),
         ln5("SM1536 MERGE=1 X2_AHEAD=4 again", SM_THREADS=1536, LN5_MERGE=1, X2_AHEAD=4)], shifted)]
 
@@ -525,12 +525,12 @@ def ln23b_sweeps(selected):
                   **({"UNROLL2": 2} if u2 else {}))
               for b, t, u2 in ((256, 1536, 0), (128, 1536, 0), (128, 2048, 0), (128, 1024, 0), (256, 2048, 0),
                                (512, 1536, 0), (256, 1024, 1), (128, 1024, 1))]
-    cands += [ln5(f"b{b} SM{t} MPF IDX2", b, SM_THREADS=t, **mpf, LN5_IDX2=1)
-              for b, t in ((256, 1536), (128, 1536), (128, 2048), (256, 2048))]
-    return [ln_sweep("bfloat16", cands + again(cands[:4] + cands[-4:]) + [Candidate(f"{LN4} again", "existing", LN4)],
-                     shifted)]
+    # (Run at a77708d with four more candidates, LN5_IDX2 1 at b256 / b128 x SM1536 / SM2048: the knob is gone.)
+    return [ln_sweep("bfloat16", cands + again(cands[:4]) + [Candidate(f"{LN4} again", "existing", LN4)], shifted)]
 
 
+# The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
+# out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
