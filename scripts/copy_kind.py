@@ -17,10 +17,10 @@ from torch.profiler import ProfilerActivity, profile
 def activities(fn) -> list[dict]:
     fn()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CUDA], acc_events=True) as prof:
         fn()
         torch.cuda.synchronize()
-    return [{"name": e.name, "device_time_us": e.device_time_total}
+    return [{"name": e.key, "device_time_us": e.device_time_total}
             for e in prof.key_averages() if e.device_time_total > 0]
 
 

@@ -47,6 +47,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                one side (32 x 128, 128 x 32 at a 40-register cap, where 32 spill, 32 x 256, 256 x 32,
                32 x 64, 64 x 32; 128 x 128 does not fit 48 KiB of static shared memory), against the
                64 x 64 default and torch.compile, twice.
+    tr24:      (session 24) transpose fp32 16384^2: v4 at 32 KiB tiles (64 x 128, 128 x 64) and 512-thread
+               blocks, against the 64 x 64 default and torch.compile.
     peel20:    (session 20) softmax fp32 32768 x 8192 (aligned rows) and 32768 x 8191 (3 rows in 4 with a head
                scalar): v2_online's pass 1 as it is (its first LDG.E.128 waits for the head/tail scalars:
                analysis.load_order) against PASS1_PEEL 1 (the first step's vectors first; 48 registers on
@@ -326,6 +328,30 @@ def tr19_sweeps(selected):
         Candidate(f"{v4} again", "existing", v4), Candidate("torch.compile again", "peer")])]
 
 
+def tr24_sweeps(selected):
+    """transpose fp32 16384^2 (0.96x a copy): v4's column-major tiles of 32 KiB and 64 KiB (64 x 128,
+    128 x 64 fp32: bf16's default tile is 128 x 128 bf16, 32 KiB, at 0.974x a copy), never
+    tried in fp32 (session 19 tried tiles <= 64 on one side; 128 x 128 fp32 is over 48 KiB of static shared
+    memory), at 256 and 512 threads a block. Session 24: the plain 16-byte copies of
+    scripts/transpose_sides.py in v4's shape run 519-520 us against copy_'s 505 and v4's 525; two tiles
+    a block as plain copies 522-524. Predicted: 32 KiB tiles within 0.5% of 64 x 64 (fewer, longer
+    blocks: each block's barrier and tail cover twice the bytes)."""
+    if "transpose" not in selected:
+        return []
+    v4 = "v4_grouped_order"
+
+    def t(r, c, block=256, **d):
+        label = f"{v4} {r}x{c}" + (f" block {block}" if block != 256 else "")
+        label += "".join(f" {k}={v}" for k, v in d.items())
+        return Candidate(label, "new", v4, meta={"tile_rows": str(r), "tile_cols": str(c), "block": str(block)},
+                         defines=d)
+    return [Sweep("transpose", Case((16384, 16384), "float32"), "cold", Case((2117, 449), "float32"), [
+        Candidate("torch.compile", "peer"), Candidate(v4, "existing", v4),
+        t(64, 128), t(128, 64), t(64, 128, MIN_BLOCKS=5), t(128, 64, MIN_BLOCKS=5),
+        t(64, 128, 512, MIN_BLOCKS=3), t(128, 64, 512, MIN_BLOCKS=3), t(64, 64, 512),
+        Candidate(f"{v4} again", "existing", v4), t(64, 128), t(128, 64), Candidate("torch.compile again", "peer")])]
+
+
 def peel20_sweeps(selected):
     """softmax fp32 and rmsnorm bf16 rows of 8192 (aligned) and 8191 (misaligned): v2_online /
     v4_dispatch and rmsnorm v4 with and without PASS1_PEEL (session 20). Predicted: 8191 1-5% faster
@@ -534,7 +560,7 @@ def ln23b_sweeps(selected):
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
-        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
+        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps, "tr24": tr24_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
