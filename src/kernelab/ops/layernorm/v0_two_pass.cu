@@ -4,9 +4,10 @@
 //   mean, then the variance as the mean of (x - mean)^2 (the numerically sound two-pass
 //   form: no cancellation between E[x^2] and E[x]^2), then the write of
 //   (x - mean) * rsqrt(var + eps) * weight + bias. Each sum goes through warp shuffles and
-//   one __syncthreads. The sums are taken relative to the row's first element (a pivot):
-//   with |mean| >> std, e.g. x = 1000 + N(0, 1), an fp32 sum of 8192 values near 1000 loses
-//   ~1e-4 of the mean, which is ~1e-4 of every output; x - x[0] is exact and small.
+//   one __syncthreads. The sums are taken relative to a pivot near the row's values, the median
+//   of its first three elements (../common/row_pivot.cuh; x[0] until session 24, which an outlier
+//   in column 0 defeats): with |mean| >> std, e.g. x = 1000 + N(0, 1), an fp32 sum of 8192 values
+//   near 1000 loses ~1e-4 of the mean, which is ~1e-4 of every output; x - pivot is exact and small.
 // Why: it is the simplest sound kernel; every later variant is measured against it.
 // Predicted: bytes first. 32768 x 8192 bf16 must move 2 * 2^28 * 2 B + 2 x 16 KiB = 1.07 GB:
 //   251 us at the copy rate (4.28 TB/s). Passes 2 and 3 re-read a 16 KiB row just read (L1/L2
@@ -19,6 +20,7 @@
 // @block 256
 // @rows_per_block 1
 #include "../softmax/rows.cuh"
+#include "../common/row_pivot.cuh"
 
 template <typename T>
 __device__ __forceinline__ void layernorm_two_pass(const T* __restrict__ x, const T* __restrict__ w,
@@ -26,7 +28,7 @@ __device__ __forceinline__ void layernorm_two_pass(const T* __restrict__ x, cons
   __shared__ float partial_mean[256 / 32], partial_var[256 / 32];
   const T* xr = x + (size_t)blockIdx.x * N;
   T* yr = y + (size_t)blockIdx.x * N;
-  const float pivot = rows::to_float(xr[0]);
+  const float pivot = kl::row_pivot(xr, N);
   float sum = 0.0f;
   for (int i = threadIdx.x; i < N; i += 256) sum += rows::to_float(xr[i]) - pivot;
   const float mean = rows::block_sum<256>(sum, partial_mean) / static_cast<float>(N);  // of x - pivot

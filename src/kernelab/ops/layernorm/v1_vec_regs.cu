@@ -20,6 +20,7 @@
 // @strategy registers
 // @access_bytes 16
 #include "../softmax/rows.cuh"
+#include "../common/row_pivot.cuh"  // kl::row_pivot
 
 namespace layernorm {
 
@@ -53,7 +54,7 @@ __device__ __forceinline__ void regs_row(const T* __restrict__ x, const T* __res
 
   rows::Slice<T, E, P> sl;
   sl.load(xr, geo, g, 0.0f);
-  const float pivot = rows::to_float(xr[0]);  // the same address in every thread: one broadcast load
+  const float pivot = kl::row_pivot(xr, N);  // median of x[0..2]: the same addresses in every thread (broadcasts)
   const bool own_h = g < geo.head, own_t = g < geo.tail;
 
   // Mean of z. Padding must not count: shift only owned elements (padding stays 0).
@@ -116,7 +117,7 @@ __device__ __forceinline__ void stream_row(const T* __restrict__ x, const T* __r
   const bool wvec = rows::aligned16(w + geo.head), bvec = rows::aligned16(b + geo.head);
   const int tail0 = geo.head + geo.nvec * V;
   const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
-  const float pivot = rows::to_float(xr[0]);
+  const float pivot = kl::row_pivot(xr, N);
   const bool own_h = tid < geo.head, own_t = tid < geo.tail;
   const float hz = own_h ? rows::to_float(xr[tid]) - pivot : 0.0f;
   const float tz = own_t ? rows::to_float(xr[tail0 + tid]) - pivot : 0.0f;

@@ -38,6 +38,7 @@
 // @elems_f32 16
 // @access_bytes 16
 #include "../rmsnorm/norm_rows.cuh"
+#include "../common/row_pivot.cuh"  // kl::row_pivot
 
 #ifndef ELEMS_BF16
 #define ELEMS_BF16 32
@@ -132,7 +133,7 @@ __device__ __forceinline__ void regs_row(const T* __restrict__ x, const T* __res
 #endif
   normrows::RawSlice<T, E, P> xs;
   xs.load(xr, geo, g);
-  const float pivot = rows::to_float(xr[0]);  // the same address in every thread: one broadcast load
+  const float pivot = kl::row_pivot(xr, N);  // median of x[0..2]: the same addresses in every thread (broadcasts)
   const bool own_h = g < geo.head, own_t = g < geo.tail;
   constexpr int K = xs.K;
 
@@ -286,7 +287,7 @@ __device__ __forceinline__ void stream_row(const T* __restrict__ x, const T* __r
   const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
   const uint4* wv = reinterpret_cast<const uint4*>(w + geo.head);
   const uint4* bv = reinterpret_cast<const uint4*>(b + geo.head);
-  const float pivot = rows::to_float(xr[0]);
+  const float pivot = kl::row_pivot(xr, N);
   const bool own_h = tid < geo.head, own_t = tid < geo.tail;
   const float hz = own_h ? rows::to_float(xr[tid]) - pivot : 0.0f;
   const float tz = own_t ? rows::to_float(xr[tail0 + tid]) - pivot : 0.0f;

@@ -95,8 +95,10 @@
 #define LN_ONE_BARRIER 1
 #endif
 #ifndef PARAMS_EARLY
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1200)
-#define PARAMS_EARLY 0  // sm_80, sm_120: the weight's registers next to x spill 4-12 bytes at 64 (NVRTC 13.0, 13.5)
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDA_ARCH__ >= 1000)
+// sm_80, sm_120: the weight's registers next to x spill 4-12 bytes at 64 (NVRTC 13.0, 13.5); sm_100: the
+// 32-element fp32 warp instance spilled 8 bytes at 128 with the median pivot (session 24). Measured only on sm_90.
+#define PARAMS_EARLY 0
 #else
 #define PARAMS_EARLY 1  // the weight with x, the bias late, PARAMS_AHEAD vectors ahead (the H200 sweep: fp32 505.3 us vs 511.8 for both late; norm_rows.cuh's default is 1 too)
 #endif
@@ -109,6 +111,7 @@
 #endif
 #include "../rmsnorm/norm_rows.cuh"  // after PARAMS_EARLY: its default (1) is rmsnorm's
 #include "../rmsnorm/min_blocks.cuh"  // MINB_* from SM_THREADS_*
+#include "../common/row_pivot.cuh"  // kl::row_pivot_warp
 
 namespace layernorm4 {
 
@@ -192,7 +195,9 @@ __device__ __forceinline__ void row_body(const T* __restrict__ xr, const T* __re
     if (PARAMS_EARLY >= 2) bs.v[k] = normrows::ldg_if(bv + k * P + g, bvec && own);
   }
   xs.load_pinned(xr, geo, g);
-  const float pivot = normrows::ld_scalar_if<T>(xr, true);  // the same address in every thread: a broadcast
+  // The pivot: the median of x[0..2] (session 24: not x[0], see ../common/row_pivot.cuh), one load a
+  // lane and three shuffles (with three loads a thread ptxas took the median between the batch's loads).
+  const float pivot = kl::row_pivot_warp<T>(xr, N, true);
   // 1/N: MUFU.RCP (exact for powers of two, 2 ulp otherwise), not the IEEE division's subroutine.
   const float inv_n = __fdividef(1.0f, static_cast<float>(N));
   const bool own_h = g < geo.head, own_t = g < geo.tail;
@@ -363,7 +368,7 @@ __device__ __forceinline__ void stream_row(const T* __restrict__ x, const T* __r
   const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
   const uint4* wv = reinterpret_cast<const uint4*>(w + geo.head);
   const uint4* bv = reinterpret_cast<const uint4*>(b + geo.head);
-  const float pivot = normrows::ld_scalar_if<T>(xr, true);
+  const float pivot = kl::row_pivot_warp<T>(xr, N, true);  // median of x[0..2] (../common/row_pivot.cuh)
   const float inv_n = __fdividef(1.0f, static_cast<float>(N));
   const bool own_h = tid < geo.head, own_t = tid < geo.tail;
   const float hx = normrows::ld_scalar_if<T>(xr + tid, own_h), tx = normrows::ld_scalar_if<T>(xr + tail0 + tid, own_t);

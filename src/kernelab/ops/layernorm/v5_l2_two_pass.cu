@@ -188,6 +188,7 @@
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
+#include "../common/row_pivot.cuh"  // kl::row_pivot_if: median of x[0..2]
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
 #define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
@@ -320,12 +321,16 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   const rows::Geometry geo = live ? rows::geometry(xr, N) : rows::Geometry{0, 0, 0};
   const l2tp::Policies pol;
 
-  // Pass 1: the pivot (the same address in every thread: a broadcast), the head/tail scalars and U
-  // vectors per step; per thread S = sum d and Q = sum d^2, d = x - pivot. Vectors past the row
-  // load as zeros: their d = -pivot is selected out.
+  // Pass 1: the head/tail scalars and U vectors per step; per thread S = sum d and Q = sum d^2,
+  // d = x - tp, about the thread's own pivot tp (with the peel: its first element; session 24). Vectors
+  // past the row load as zeros: their d = -tp is selected out. After the loop the sums move to the
+  // row's pivot (the median of x[0..2], ../common/row_pivot.cuh), which the merges and pass 2 use.
+  // Why two pivots: the row's pivot takes three loads, and at 40 registers ptxas spent them by taking
+  // the median before it issued the peel's later vectors (a second DRAM round trip a row, sm_90,
+  // analysis.load_order); tp costs no load, and the row's pivot loads after the loop hit L1.
   constexpr bool kPeel = sizeof(T) == 4 ? PASS1_PEEL_F32 : PASS1_PEEL_BF16;
   const bool own_h = g < geo.head, own_t = g < geo.tail;
-  float pivot, S, Q;
+  float tp, S, Q;
   constexpr bool kMerge = sizeof(T) == 4 ? LN5_MERGE_F32 : LN5_MERGE_BF16;  // shifted sums
   if constexpr (kPeel) {
     // fp32 (PASS1_PEEL_F32 1): the first step's U vectors issued before anything else loads. In the
@@ -337,9 +342,10 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     uint4 raw0[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
-    pivot = l2tp::ld_scalar_if<T>(xr, live);
-    const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
-    const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+    const float hx = l2tp::ld_scalar_if<T>(xr + g, own_h);
+    const float tx = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t);
+    tp = rem > 0 ? l2tp::elem<T>(raw0[0], 0) : (own_h ? hx : tx);  // 0 where the thread owns nothing
+    const float hd = hx - tp, td = tx - tp;
     S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
     Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
     auto add_step = [&](const uint4 (&raw)[U], int left) {
@@ -350,7 +356,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
         float s = 0.0f, q = 0.0f;
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          const float d = f[i] - pivot;
+          const float d = f[i] - tp;
           s += d;
           q = fmaf(d, d, q);
         }
@@ -369,9 +375,9 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
       add_step(raw, rem);
     }
   } else {
-    pivot = l2tp::ld_scalar_if<T>(xr, live);
-    const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - pivot;
-    const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - pivot;
+    tp = kl::row_pivot_if<T>(xr, N, live);  // the row's pivot from the start (PASS1_PEEL 0: a knob)
+    const float hd = l2tp::ld_scalar_if<T>(xr + g, own_h) - tp;
+    const float td = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t) - tp;
     S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
     Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
     const uint4* px = reinterpret_cast<const uint4*>(xr + geo.head) + g;
@@ -387,7 +393,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
         float s = 0.0f, q = 0.0f;  // the vector's own sums: V-long chains, U of them independent
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          const float d = f[i] - pivot;
+          const float d = f[i] - tp;
           s += d;
           q = fmaf(d, d, q);
         }
@@ -397,15 +403,27 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     }
   }
 
+  // The row's pivot, and each thread's count and offset e = tp - pivot (0 without the peel).
+  const float pivot = kPeel ? kl::row_pivot_if<T>(xr, N, live) : tp;
+  const float e = tp - pivot;
+  // (G, this dtype's threads a row: a BLOCK-wide one, fp32's 512 under `@block_bf16` 256, made bf16's counts
+  // wrong in session 23's LN5_MERGE 0 builds, errors of 1-58.)
+  const int cnt = l2tp::owned_vectors<G>(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
+  const float nt = static_cast<float>(cnt);
   float inv_n, mean, m2;
   if constexpr (kMerge) {
+    // About the row's pivot: sum (d - e)^2 = Q + e (2 S + n e) (cancels only where tp is an outlier
+    // of its thread: that thread's Q, ~n_t x eps of it), then S + n e.
+    Q = fmaf(e, fmaf(nt, e, 2.0f * S), Q);
+    S = fmaf(nt, e, S);
     inv_n = __fdividef(1.0f, static_cast<float>(N));
     // Shifted sums (knob LN5_MERGE 1): the row's S and Q of d = x - pivot, summed as they are, M2 = Q -
     // S mean. Two independent sums at each shuffle level, one barrier, no division: about half the
-    // serial latency of the exact merge below. Q - S mean cancels (mean - x[row][0])^2 / var of M2,
-    // and (mean - x[row][0])^2 <= N var: at worst (x[row][0] an outlier that holds the row's variance)
+    // serial latency of the exact merge below. Q - S mean cancels (mean - pivot)^2 / var of M2,
+    // and (mean - pivot)^2 <= N var: at worst (a pivot that is an outlier holding the row's variance)
     // N x fp32's eps of the variance (5e-4 at N = 8192, 2.4e-3 at 40000: within bf16's 2^-8, not
-    // fp32's 1e-5; x = 1000 + N(0, 1) cancels ~1-10 x eps).
+    // fp32's 1e-5; x = 1000 + N(0, 1) cancels ~1-10 x eps). The median of x[0..2] is such an
+    // outlier only where two of the three are.
     float sum_s = S, sum_q = Q;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -428,16 +446,14 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     mean = sum_s * inv_n;
     m2 = fmaxf(fmaf(-sum_s, mean, sum_q), 0.0f);
   } else {
-    // Per thread: n_t, mean_t (of d), M2_t about mean_t. Then the warp's, merged exactly.
-    // (G, this dtype's threads a row: a BLOCK-wide one, fp32's 512 under `@block_bf16` 256, made bf16's counts
-    // wrong in session 23's LN5_MERGE 0 builds, errors of 1-58.)
-    const int cnt = l2tp::owned_vectors<G>(g, geo.nvec) * V + (own_h ? 1 : 0) + (own_t ? 1 : 0);
-    const float nt = static_cast<float>(cnt);
-    const float mt = cnt > 0 ? __fdividef(S, nt) : 0.0f;
-    const float m2t = fmaxf(fmaf(-S, mt, Q), 0.0f);
+    // Per thread: n_t, M2_t about its own mean (from the sums about tp), mean_t about the row's
+    // pivot. Then the warp's, merged exactly.
+    const float mtp = cnt > 0 ? __fdividef(S, nt) : 0.0f;  // about tp
+    const float m2t = fmaxf(fmaf(-S, mtp, Q), 0.0f);
+    const float mt = cnt > 0 ? mtp + e : 0.0f;  // about the row's pivot
     const int wcount = __reduce_add_sync(rows::FULL_MASK, cnt);  // <= 2^15 x 32: exact as a float
     const float wn = static_cast<float>(wcount);
-    const float wsum = rows::warp_sum(S);
+    const float wsum = rows::warp_sum(fmaf(nt, e, S));
     const float wmean = wcount > 0 ? __fdividef(wsum, wn) : 0.0f;
     const float dm = mt - wmean;
     float wm2 = rows::warp_sum(fmaf(nt * dm, dm, m2t));

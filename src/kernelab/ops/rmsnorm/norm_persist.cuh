@@ -21,6 +21,7 @@
 // 4 x 2 x 4 = 32 registers of data, under the 64 that 1024 threads per SM allow.
 #pragma once
 #include "norm_rows.cuh"
+#include "../common/row_pivot.cuh"  // kl::row_pivot (layernorm's centre)
 
 #ifndef PREFETCH
 #define PREFETCH 1
@@ -63,7 +64,7 @@ struct Row {
     for (int k = 0; k < s.K; ++k) s.v[k] = s.owns(k, g, geo) ? ldx_pinned(base + k * P + g) : make_uint4(0u, 0u, 0u, 0u);
     s.h = g < geo.head ? rows::to_float(xr[g]) : 0.0f;
     s.t = g < geo.tail ? rows::to_float(xr[geo.head + geo.nvec * rows::Traits<T>::V + g]) : 0.0f;
-    pivot = center ? rows::to_float(xr[0]) : 0.0f;  // one broadcast load (v1's pivot, see layernorm v0)
+    pivot = center ? kl::row_pivot(xr, N) : 0.0f;  // median of x[0..2] (../common/row_pivot.cuh)
   }
 };
 
@@ -225,7 +226,7 @@ __device__ __forceinline__ void stream_row(const T* __restrict__ x, const T* __r
   const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
   const uint4* wv = reinterpret_cast<const uint4*>(w + geo.head);
   const uint4* bv = reinterpret_cast<const uint4*>(b + geo.head);
-  const float pivot = CENTER ? rows::to_float(xr[0]) : 0.0f;
+  const float pivot = CENTER ? kl::row_pivot(xr, N) : 0.0f;
   const bool own_h = tid < geo.head, own_t = tid < geo.tail;
   const float hz = own_h ? rows::to_float(xr[tid]) - pivot : 0.0f;
   const float tz = own_t ? rows::to_float(xr[tail0 + tid]) - pivot : 0.0f;

@@ -1,0 +1,83 @@
+// row_pivot.cuh: the point layernorm's kernels centre a row's sums on, the median of x[0], x[1]
+// and x[2] (of the first n where the row is shorter). Included as "../common/row_pivot.cuh".
+//
+// Why a pivot: an fp32 sum of x over a row of 1000 + N(0, 1) loses ~1e-4 of the mean, and
+// E[x^2] - E[x]^2 cancels; sums of d = x - pivot keep both when the pivot sits near the row's values.
+// Why the median of three: every kernel used x[0] until session 24, and a row whose first element
+// is an outlier (x[0] = 1000 among N(0, 1), an LLM's "massive activation" in channel 0) puts every d
+// ~1000 from its mean: the centring rounds at ulp(1000) for each element and a per-thread
+// Q - S mean cancels by (pivot - mean)^2 / var. Measured on the H200 at x[0] = 1000 (session 23, fp32,
+// atol 1e-5): v0-v4 max errors 2e-5-9e-5, v5 4e-4-6e-2. Emulated on the CPU in fp32 (v0's order,
+// .scratch/pivot_emul.py in session 24): the median of three brings those rows to the plain rows'
+// errors (0.01-0.02 of the tolerance); the mean of the first 4 or 8 elements with a compensated centre
+// reaches 0.4-0.75 of it. The median fails where two of the three are outliers (as x[0] fails for one).
+// Cost: two more loads of the same 32-byte sector (L1 hits after the first) and 4 FMNMX a thread a row.
+#pragma once
+#include "../rmsnorm/ld_scalar_if.cuh"
+#include "../softmax/rows.cuh"
+
+namespace kl {
+
+// The middle one of a, b and c (NaNs: fminf/fmaxf drop them; a NaN row's sums are NaN anyway).
+__device__ __forceinline__ float median3(float a, float b, float c) {
+  return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c));
+}
+
+// Plain loads (the simple kernels). n >= 1; n < 3 repeats x[0], so the median is x[0].
+template <typename T>
+__device__ __forceinline__ float row_pivot(const T* __restrict__ xr, int n) {
+  const float a = rows::to_float(xr[0]);
+  const float b = n > 1 ? rows::to_float(xr[1]) : a;
+  const float c = n > 2 ? rows::to_float(xr[2]) : a;
+  return median3(a, b, c);
+}
+
+// ld_scalar_if's predicated loads (asm volatile: they stay in program order with a kernel's vector
+// loads, see ld_scalar_if.cuh); 0.0f when !pred.
+template <typename T>
+__device__ __forceinline__ float row_pivot_if(const T* xr, int n, bool pred) {
+  const float a = normld::ld_scalar_if<T>(xr, pred);
+  const float b = normld::ld_scalar_if<T>(xr + 1, pred && n > 1);
+  const float c = normld::ld_scalar_if<T>(xr + 2, pred && n > 2);
+  return median3(a, n > 1 ? b : a, n > 2 ? c : a);
+}
+
+// bf16: x[0..2] from the two 4-byte words that hold them (x[0] is 2-byte aligned: the words at
+// xr & ~3 and the next), 2 registers in flight instead of 3: layernorm v5 at 40 registers otherwise
+// held its 4th pass-1 vector back until the pivot's FADDs (sm_90, session 24). The second word is
+// loaded only where it holds a row element (x[1] or x[2] within n): never past the row's last word.
+__device__ __forceinline__ unsigned ld_u32_if(const void* p, bool pred) {
+  unsigned r;
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.u32 %0, [%1];\n}"
+               : "=&r"(r)
+               : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+template <>
+__device__ __forceinline__ float row_pivot_if<__nv_bfloat16>(const __nv_bfloat16* xr, int n, bool pred) {
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(xr);
+  const bool odd = (addr & 2) != 0;  // x[0] in the upper half of its word
+  const unsigned* w0 = reinterpret_cast<const unsigned*>(addr & ~3ull);
+  const unsigned lo = ld_u32_if(w0, pred);
+  const unsigned hi = ld_u32_if(w0 + 1, pred && (odd ? n > 1 : n > 2));
+  const float a = __uint_as_float(odd ? lo & 0xffff0000u : lo << 16);
+  const float b = __uint_as_float(odd ? hi << 16 : lo & 0xffff0000u);
+  const float c = __uint_as_float(odd ? hi & 0xffff0000u : hi << 16);
+  return median3(a, n > 1 ? b : a, n > 2 ? c : a);
+}
+
+// One load a lane: lanes 0-2 of each warp load x[0..2] (one register in flight, as a single pivot
+// load), three shuffles hand them to every lane. For kernels whose warps each serve one row, all 32
+// lanes present (layernorm v5: with row_pivot_if's three registers at its 40-register cap, ptxas
+// took the median before issuing pass 1's later vectors, a second DRAM round trip a row: sm_90,
+// analysis.load_order, session 24). pred must be the same across the warp.
+template <typename T>
+__device__ __forceinline__ float row_pivot_warp(const T* xr, int n, bool pred) {
+  // Lane k < 3 loads x[min(k, n - 1)]: in short rows the last element twice, still one of the row's.
+  const int k = min(min(static_cast<int>(threadIdx.x & 31), 2), n - 1);
+  const float mine = normld::ld_scalar_if<T>(xr + k, pred && (threadIdx.x & 31) < 3);
+  return median3(__shfl_sync(0xffffffffu, mine, 0), __shfl_sync(0xffffffffu, mine, 1),
+                 __shfl_sync(0xffffffffu, mine, 2));
+}
+
+}  // namespace kl
