@@ -37,7 +37,7 @@ __device__ __forceinline__ void affine_vec(float* o, const T* __restrict__ w, co
 }
 
 // P == 32: a warp per row (blockDim.x / 32 rows per block); otherwise a block of P threads per row.
-// All sums are of z = x - x[row][0] (a pivot; see v0): exact to form, small to add.
+// All sums are of z = x - pivot (the median of x[row][0..2]; see v0): exact to form, small to add.
 template <typename T, int P, int E>
 __device__ __forceinline__ void regs_row(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
                                          T* __restrict__ y, int M, int N, float eps) {

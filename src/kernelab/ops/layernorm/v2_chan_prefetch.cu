@@ -7,7 +7,7 @@
 //   the P / 32 (count, mean, M2) triples to every warp, which merges them in a fixed tree order
 //   with Chan et al.'s update (M2 = M2a + M2b + d^2 na nb / n, d = mean_b - mean_a): v1 paid two
 //   block reductions (two barriers) per row, for the mean and then the variance (knob LN_MERGE;
-//   0 = v1's two block sums). The sums stay of z = x - x[row][0] (v1's pivot), so the shift=1000
+//   0 = v1's two block sums). The sums stay of z = x - pivot (v1's pivot, the median of x[row][0..2] since session 24), so the shift=1000
 //   cases keep their precision, and no E[x^2] - E[x]^2 appears anywhere; (2) x's 16-byte loads
 //   are LDG.E.128.CONSTANT (__ldg) instead of LDG.E.EF.128 (__ldcs; knob X_LOAD, norm_rows.cuh);
 //   (3) the weight vectors load in one batch before the barrier and the bias vectors one

@@ -5,7 +5,8 @@
 // What changed from v1 (the best so far; v2 and v3 measured slower): (1) x's 16-byte loads are
 //   LDG.E.128.CONSTANT (ld.global.nc, knob X_LOAD) instead of v1's LDG.E.EF.128 (__ldcs): the
 //   hint that cost rmsnorm v1 ~6% (rmsnorm v2 with it put back: 0.92x torch.compile vs 0.97x);
-//   (2) the K vector loads, the head/tail scalars and the pivot x[row][0] are each one predicated
+//   (2) the K vector loads, the head/tail scalars and the pivot (x[row][0]; since session 24 the
+//   median of x[row][0..2], one scalar a lane and three shuffles) are each one predicated
 //   `asm volatile` load (norm_rows.cuh: RawSlice::load_pinned, ld_scalar_if), and the sums over
 //   them are branchless (a vector a thread does not own is selected out, not branched around).
 //   v2's SASS (sm_90, NVRTC 13.0, LN_MERGE=0) shows why: NVVM sank vector 1's load into the
@@ -26,7 +27,7 @@
 //   exactly in two-pass form: mean = sum_w S_w / N, M2 = sum_w [M2_w + n_w (m_w - mean)^2] with
 //   log2(P / 32) shuffle levels per sum, no division, no divergent branch (v2's Chan merge has a
 //   division and a divergent branch at each of its 5 levels: 0.65x). Both sums stay of z =
-//   x - x[row][0] (v1's pivot), so x = 1000 + N(0, 1) keeps its precision; no E[x^2] - E[x]^2;
+//   x - pivot (v1's pivot), so x = 1000 + N(0, 1) keeps its precision; no E[x^2] - E[x]^2;
 //   (5) x stays in registers as raw 16-byte vectors (bf16: 16 registers for 32 elements), and
 //   elements per thread are set per dtype (`@elems_bf16`, `@elems_f32`), as in rmsnorm v2: N =
 //   8192 runs 256 threads x 32 bf16 and 512 threads x 16 fp32, 1024 threads per SM;
@@ -322,7 +323,7 @@ __device__ __forceinline__ void row_body(const T* __restrict__ xr, const T* __re
 }
 
 // P == 32: a warp per row (blockDim.x / 32 rows per block); otherwise a block of P threads per row.
-// E elements per thread (K = E / V vectors). All sums are of z = x - x[row][0] (v1's pivot).
+// E elements per thread (K = E / V vectors). All sums are of z = x - pivot (v1's pivot).
 template <typename T, int P, int E>
 __device__ __forceinline__ void regs_row(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
                                          T* __restrict__ y, int M, int N, float eps) {

@@ -13,8 +13,10 @@
 //   on rmsnorm v4's machinery (../rmsnorm/norm_l2.cuh: the hints, the knobs, the group-per-row
 //   geometry): (1) pass 1's loads are ld.global.L1::evict_last.L2::cache_hint with a
 //   createpolicy.fractional.L2::evict_last policy, pass 2's x loads ld.global.L1::evict_first
-//   .L2::cache_hint with an evict-first policy; (2) the moments: each thread sums d = x - x[row][0]
-//   (v0's pivot: x = 1000 + N(0, 1) keeps its precision) and d^2 over its elements, turns them
+//   .L2::cache_hint with an evict-first policy; (2) the moments: each thread sums d = x - pivot
+//   (v0's pivot, x[row][0] until session 24: x = 1000 + N(0, 1) keeps its precision; since session
+//   24 each thread's own first element, moved to the row's median of x[0..2] after pass 1, below)
+//   and d^2 over its elements, turns them
 //   into its (count n_t, mean_t, M2_t = Q_t - S_t mean_t) (the cancellation is per thread: its
 //   rounding, ~1e-7 of Q_t, adds over threads in random directions), each warp merges its lanes'
 //   exactly, M2_w = sum [M2_t + n_t (mean_t - m_w)^2] (5 + 5 shuffles and a REDUX), and one
@@ -104,13 +106,22 @@
 //   276-314, 512 332, 2048 an SM 287, UNROLL2 2 at 1024 an SM 268; pass 2 indexing its vectors instead
 //   of stepping four pointers (59 SASS lines a vector against 68) 266.6-269.9 (not kept: fewer
 //   instructions, later loads).
-//   Tried and dropped: each thread summing about its own first element (so that a row whose x[row][0]
-//   is an outlier does not cancel Q - S mean in every thread): fp32 right (5 x 8192 rows with x[row][0]
-//   = 1000 among N(0, 1): max error 2.0e-5 against the default's 7.9e-4), bf16 wrong (errors of 1-58
-//   on plain rows). The bf16 errors were not the knob's: the exact merge counted each thread's elements
-//   with the BLOCK geometry's 512 threads a row where bf16 runs 256 (fixed: owned_vectors<G>; the
-//   shipped bf16 default, the shifted-sum merge, never counts). The knob is at 033ba7a, untimed. NOTES.md
-//   has the outlier-pivot errors of every variant.
+//   Tried and dropped then: each thread summing about its own first element (so that a row whose
+//   x[row][0] is an outlier does not cancel Q - S mean in every thread): fp32 right (5 x 8192 rows with
+//   x[row][0] = 1000 among N(0, 1): max error 2.0e-5 against the default's 7.9e-4), bf16 wrong (errors
+//   of 1-58 on plain rows). The bf16 errors were not the knob's: the exact merge counted each thread's
+//   elements with the BLOCK geometry's 512 threads a row where bf16 runs 256 (fixed: owned_vectors<G>).
+// Session 24, the pivot: sums about x[row][0] fail rows whose first element is an outlier (an LLM's
+//   massive activation in channel 0): on the H200, x[row][0] = 1000 among N(0, 1), fp32 max errors
+//   4e-4 (8192) and 6e-2 (40000) against atol 1e-5 (NOTES.md, session 23). Now every layernorm variant
+//   centres on the median of x[0..2] (../common/row_pivot.cuh; a CPU emulation in fp32 put those rows
+//   at the plain rows' errors), and v5 sums pass 1 about each thread's first element (tp, no load) and
+//   moves the sums to the row's pivot after the loop: S + n e and Q + e (2 S + n e), e = tp - pivot
+//   (the shifted-sum merge), or each thread's mean_t + e (the exact merge). Loading the median's three
+//   scalars with the peel instead made ptxas take the median between the peel's vectors at 40
+//   registers (fp32 vectors 3-4, bf16 2-4 issued after a wait on the pivot: analysis.load_order); this
+//   form's peel SASS batches as before (tests/cpu/test_norm_l2_two_pass.py). Predicted: +1% or less
+//   (per thread a row: ~12 instructions and an L1 hit before the merge).
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
