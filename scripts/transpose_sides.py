@@ -18,10 +18,18 @@ Measured (H200, session 23, docs/runs/2026-12-02-h200-transpose_sides.json, twic
 loads then 4 stores a thread, 65536 blocks), run v4's time: the gap to copy_ is the kernel's shape, not
 v4's addresses (predicted the opposite: the write side's DRAM pages).
 
-Next (--follow-up, written in session 23, not yet run): the same streams in persistent blocks that keep
-the next tile's loads in flight while they store the current one (4 and 8 blocks an SM), and in one-shot
+Follow-up (--follow-up, written in session 23): the same streams in persistent blocks that keep the
+next tile's loads in flight while they store the current one (4 and 8 blocks an SM), and in one-shot
 blocks of two tiles. Predicted: the persistent streams at copy_'s time (~505 us) if the block life cycle
-is the cost; v4's addresses in that shape within 1% of them.
+is the cost; v4's addresses in that shape within 1% of them. Measured (H200, session 24,
+docs/runs/2026-12-02-h200-transpose_sides_followup.json, twice each, us): copy_ 504.8-505.1, v4
+525.2-525.4, tiles_to_tiles 519.4-519.5, rows_to_rows 527.2-527.5; persistent: streams 558.4-560.6 at
+both grids, v4's addresses 535.8-536.4 at 4 blocks an SM and 558.5-558.6 at 8; two tiles a block:
+streams 524.4-524.6, v4's addresses 522.1-522.3. Wrong: no shape reaches copy_, the persistent ones
+lose 2-7%. And copy_ is not an SM kernel to match: torch.profiler names it "Memcpy DtoD (Device ->
+Device)" (scripts/copy_kind.py, docs/runs/2026-12-02-h200-copy_kind.json), the driver's memcpy, while
+copy_(m.t()) is ATen's elementwise kernel. The best SM shape here, 16-byte copies at v4's addresses in
+v4's shape, runs 0.972x copy_; v4 0.961x.
 
 Usage (GPU machine): PYTHONPATH=src python3 scripts/transpose_sides.py --out results.json [--follow-up]"""
 import argparse
