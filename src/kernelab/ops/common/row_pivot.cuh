@@ -71,13 +71,21 @@ __device__ __forceinline__ float row_pivot_if<__nv_bfloat16>(const __nv_bfloat16
 // lanes present (layernorm v5: with row_pivot_if's three registers at its 40-register cap, ptxas
 // took the median before issuing pass 1's later vectors, a second DRAM round trip a row: sm_90,
 // analysis.load_order, session 24). pred must be the same across the warp.
+// In two halves for a kernel that issues the load early and takes the median late (layernorm v5:
+// after pass 1's loop): row_pivot_lane, then row_pivot_shfl.
 template <typename T>
-__device__ __forceinline__ float row_pivot_warp(const T* xr, int n, bool pred) {
+__device__ __forceinline__ float row_pivot_lane(const T* xr, int n, bool pred) {
   // Lane k < 3 loads x[min(k, n - 1)]: in short rows the last element twice, still one of the row's.
   const int k = min(min(static_cast<int>(threadIdx.x & 31), 2), n - 1);
-  const float mine = normld::ld_scalar_if<T>(xr + k, pred && (threadIdx.x & 31) < 3);
+  return normld::ld_scalar_if<T>(xr + k, pred && (threadIdx.x & 31) < 3);
+}
+__device__ __forceinline__ float row_pivot_shfl(float mine) {
   return median3(__shfl_sync(0xffffffffu, mine, 0), __shfl_sync(0xffffffffu, mine, 1),
                  __shfl_sync(0xffffffffu, mine, 2));
+}
+template <typename T>
+__device__ __forceinline__ float row_pivot_warp(const T* xr, int n, bool pred) {
+  return row_pivot_shfl(row_pivot_lane<T>(xr, n, pred));
 }
 
 }  // namespace kl

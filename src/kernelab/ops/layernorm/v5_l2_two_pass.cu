@@ -338,10 +338,11 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   // row's pivot (the median of x[0..2], ../common/row_pivot.cuh), which the merges and pass 2 use.
   // Why two pivots: the row's pivot takes three loads, and at 40 registers ptxas spent them by taking
   // the median before it issued the peel's later vectors (a second DRAM round trip a row, sm_90,
-  // analysis.load_order); tp costs no load, and the row's pivot loads after the loop hit L1.
+  // analysis.load_order); tp costs no load, and the row's pivot, one load a lane issued with the peel,
+  // is shuffled and taken after the loop.
   constexpr bool kPeel = sizeof(T) == 4 ? PASS1_PEEL_F32 : PASS1_PEEL_BF16;
   const bool own_h = g < geo.head, own_t = g < geo.tail;
-  float tp, S, Q;
+  float tp, S, Q, pivot_lane = 0.0f;
   constexpr bool kMerge = sizeof(T) == 4 ? LN5_MERGE_F32 : LN5_MERGE_BF16;  // shifted sums
   if constexpr (kPeel) {
     // fp32 (PASS1_PEEL_F32 1): the first step's U vectors issued before anything else loads. In the
@@ -355,7 +356,13 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
     const float hx = l2tp::ld_scalar_if<T>(xr + g, own_h);
     const float tx = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t);
-    tp = rem > 0 ? l2tp::elem<T>(raw0[0], 0) : (own_h ? hx : tx);  // 0 where the thread owns nothing
+    // The row's pivot: lanes 0-2 load x[0..2] here, the shuffles and the median wait for after the loop.
+    pivot_lane = kl::row_pivot_lane<T>(xr, N, live);
+    // tp: the median of the first vector's first three elements (the first element alone is x[0] in
+    // thread 0: an outlier there cost that thread's M2 ~n_t x eps of it, and fp32 2x40000 rows with
+    // x[0] = 1000 missed atol on the H200, session 24).
+    tp = rem > 0 ? kl::median3(l2tp::elem<T>(raw0[0], 0), l2tp::elem<T>(raw0[0], 1), l2tp::elem<T>(raw0[0], 2))
+                 : (own_h ? hx : tx);  // 0 where the thread owns nothing
     const float hd = hx - tp, td = tx - tp;
     S = (own_h ? hd : 0.0f) + (own_t ? td : 0.0f);
     Q = (own_h ? hd * hd : 0.0f) + (own_t ? td * td : 0.0f);
@@ -415,7 +422,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   }
 
   // The row's pivot, and each thread's count and offset e = tp - pivot (0 without the peel).
-  const float pivot = kPeel ? kl::row_pivot_if<T>(xr, N, live) : tp;
+  float pivot = tp;
+  if constexpr (kPeel) pivot = kl::row_pivot_shfl(pivot_lane);
   const float e = tp - pivot;
   // (G, this dtype's threads a row: a BLOCK-wide one, fp32's 512 under `@block_bf16` 256, made bf16's counts
   // wrong in session 23's LN5_MERGE 0 builds, errors of 1-58.)
