@@ -335,7 +335,11 @@ def tr24_sweeps(selected):
     memory), at 256 and 512 threads a block. Session 24: the plain 16-byte copies of
     scripts/transpose_sides.py in v4's shape run 519-520 us against copy_'s 505 and v4's 525; two tiles
     a block as plain copies 522-524. Predicted: 32 KiB tiles within 0.5% of 64 x 64 (fewer, longer
-    blocks: each block's barrier and tail cover twice the bytes)."""
+    blocks: each block's barrier and tail cover twice the bytes). Measured (H200, session 24, one process,
+    docs/runs/2026-12-02-h200-sweep_tr24.json, us): v4 523.5-523.7, torch.compile 540.8; 64 x 128 524.5 /
+    524.7, 128 x 64 522.8 / 523.1, at 48 registers 525.4 / 523.7, at 512 threads (40 registers) 522.7 /
+    521.3; and v4's own 64 x 64 tile at 512 threads (two vectors a thread, 32 registers) 516.7: -1.3%, one
+    sample, the only shape that moved (unconfirmed; a per-dtype `@block_f32` for v4 is the next step)."""
     if "transpose" not in selected:
         return []
     v4 = "v4_grouped_order"
