@@ -115,13 +115,23 @@
 //   massive activation in channel 0): on the H200, x[row][0] = 1000 among N(0, 1), fp32 max errors
 //   4e-4 (8192) and 6e-2 (40000) against atol 1e-5 (NOTES.md, session 23). Now every layernorm variant
 //   centres on the median of x[0..2] (../common/row_pivot.cuh; a CPU emulation in fp32 put those rows
-//   at the plain rows' errors), and v5 sums pass 1 about each thread's first element (tp, no load) and
-//   moves the sums to the row's pivot after the loop: S + n e and Q + e (2 S + n e), e = tp - pivot
-//   (the shifted-sum merge), or each thread's mean_t + e (the exact merge). Loading the median's three
-//   scalars with the peel instead made ptxas take the median between the peel's vectors at 40
+//   at the plain rows' errors), and v5 sums pass 1 about each thread's own pivot tp (the median of its
+//   first vector's first three elements: no load; the first element alone is x[0] in thread 0, and
+//   its M2 then cancelled by n_t: the H200 failed 2 x 40000 rows in both dtypes with it) and moves the
+//   sums to the row's pivot after the loop: S + n e and Q + e (2 S + n e), e = tp - pivot (the
+//   shifted-sum merge), or each thread's mean_t + e (the exact merge). The row's median is one load a
+//   lane issued with the peel, shuffled after the loop. Loading the median's three scalars with the
+//   peel and centring pass 1 on it instead made ptxas take the median between the peel's vectors at 40
 //   registers (fp32 vectors 3-4, bf16 2-4 issued after a wait on the pivot: analysis.load_order); this
-//   form's peel SASS batches as before (tests/cpu/test_norm_l2_two_pass.py). Predicted: +1% or less
-//   (per thread a row: ~12 instructions and an L1 hit before the merge).
+//   form's peel SASS batches as before (tests/cpu/test_norm_l2_two_pass.py). Predicted: +1% or less.
+//   Measured (`kernelab run --op layernorm` at ee18207, docs/runs/nvidia-h200-20261202T130958.json):
+//   fp32 498.1 us (torch.compile 503.2, paired 1.006x; 1.012x a copy): no change; bf16 264.5 against
+//   session 23's 253.3 (torch.compile 286.2 / 286.1 in both runs), +4.4%, and v4 261.7 is faster now.
+//   Wrong by 4x: bf16 v5 is issue-bound and the two pivots add ~50 SASS instructions a thread a row
+//   before the barrier (466 -> 516 on sm_90; ~6% of a thread's row). Tried and not kept (CPU SASS only,
+//   no device time left): x[row][0] as before plus a second moments pass on the rows whose pivot lies
+//   > 4 standard deviations from the mean (inlined, __noinline__ or as a second trip through pass 1:
+//   each changed pass 1's allocation at 40 registers, 48-56 bytes in the peel's first batch, not 70).
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
