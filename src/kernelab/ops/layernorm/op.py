@@ -26,9 +26,11 @@ class LayerNorm(RowNorm):
     # torch.compile 503.3 / 503.4 and v4 509.9 / 510.1 (docs/runs/2026-12-02-h200-sweep_ln19d.json); bf16 at 256
     # threads a row, six rows an SM, with the peel and the shifted-sum merge (session 23) 253.5-253.8 against v4's
     # 259.4-261.3 and torch.compile's 286.0-286.2 (docs/runs/2026-12-02-h200-sweep_ln23b.json). Session 24's
-    # outlier-safe pivots cost bf16 v5 4%: 264.5 against v4's 261.7 (docs/runs/nvidia-h200-20261202T130958.json),
-    # within the runs' 1% spread of v4 (259.4-262.7); fp32 498.1 unchanged. v5 stays the one best variant.
+    # outlier-safe pivots cost bf16 v5 4%: 264.5 against v4's 261.7 in the same run
+    # (docs/runs/nvidia-h200-20261202T130958.json; v4 259.4-262.7 across sessions 23-24), so bf16's best is v4
+    # again; fp32 v5 498.1, unchanged.
     best_variant = "v5_l2_two_pass"
+    best_variant_by_dtype = {"bfloat16": "v4_pinned_onebar"}
     has_bias = True
     default_eps = 1e-5
     # fp32: the mean's rounding error (~eps * log2(N) ~ 1e-6 at N = 8192, from an fp32 sum in any

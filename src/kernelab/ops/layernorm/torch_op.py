@@ -1,5 +1,5 @@
-"""kernelab::layernorm, the best variant for the dtype (OP.best_variant_for: v5_l2_two_pass for both
-since session 23) as a PyTorch operator:
+"""kernelab::layernorm, the best variant for the dtype (OP.best_variant_for: v5_l2_two_pass for fp32,
+v4_pinned_onebar for bf16 since session 24) as a PyTorch operator:
 y = (x - mean) / sqrt(var + eps) * weight + bias over the last dimension (biased variance),
 like F.layer_norm(x, (N,), weight, bias, eps). fp32 or bf16, any leading shape; eagerly and
 under torch.compile."""

@@ -78,7 +78,7 @@
 //   torch.compile 503.3 / 503.4, v4 509.9 / 510.1 (1.01x a copy); with X2_AHEAD 4 498.6 / 498.9, with
 //   LN5_MERGE 1 530.6, at 1024 an SM in Triton's form 538.2, at 2048 519.4. bf16 lost with it (256
 //   threads at 1536 an SM 276.6 against 262.3; v4 258.9). So the defaults are per dtype now: fp32
-//   PASS1_PEEL_F32 1 at SM_THREADS_F32 1536 (the op's fp32 best: LayerNorm.best_variant_by_dtype),
+//   PASS1_PEEL_F32 1 at SM_THREADS_F32 1536 (the op's fp32 best),
 //   bf16 as before (PASS1_PEEL_BF16 0, SM_THREADS_BF16 2048; its kernel's instructions unchanged).
 // Session 21, odd widths: a row whose weight and bias sit out of x's 16-byte phase (bf16 N = 8191: 7
 //   rows in 8, fp32 3 in 4) went element by element (w, b and y 2 or 4 bytes at a time); it now
