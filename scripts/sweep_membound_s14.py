@@ -49,6 +49,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                64 x 64 default and torch.compile, twice.
     tr24:      (session 24) transpose fp32 16384^2: v4 at 32 KiB tiles (64 x 128, 128 x 64) and 512-thread
                blocks, against the 64 x 64 default and torch.compile.
+    tr24b:     (session 24) transpose v4 fp32 and bf16 16384^2 at 512 threads a block against the
+               defaults, alternating, three times each.
     peel20:    (session 20) softmax fp32 32768 x 8192 (aligned rows) and 32768 x 8191 (3 rows in 4 with a head
                scalar): v2_online's pass 1 as it is (its first LDG.E.128 waits for the head/tail scalars:
                analysis.load_order) against PASS1_PEEL 1 (the first step's vectors first; 48 registers on
@@ -356,6 +358,27 @@ def tr24_sweeps(selected):
         Candidate(f"{v4} again", "existing", v4), t(64, 128), t(128, 64), Candidate("torch.compile again", "peer")])]
 
 
+def tr24b_sweeps(selected):
+    """transpose v4 at 512 threads a block (session 24's tr24: fp32 64 x 64 at 512 threads 516.7 us against
+    523.5, one sample): fp32 16384^2 and bf16 16384^2 (its 128 x 128 tile, four vectors a thread at 512),
+    the defaults and the 512-thread builds alternating, three times each. Predicted: fp32 -1% (the two-vector
+    chain a thread is half as long between a tile's loads and its barrier), bf16 within 0.5%."""
+    if "transpose" not in selected:
+        return []
+    v4 = "v4_grouped_order"
+    out = []
+    for dt in ("float32", "bfloat16"):
+        # bf16's 128 x 128 tile at 512 threads spills at 32 registers (4 blocks an SM): 2 blocks, 64 registers
+        d = {"MIN_BLOCKS": 2} if dt == "bfloat16" else {}
+        cands = [Candidate("torch.compile", "peer")]
+        for k in range(3):
+            suffix = "" if k == 0 else f" #{k + 1}"
+            cands += [Candidate(f"{v4}{suffix}", "existing", v4),
+                      Candidate(f"{v4} block 512{suffix}", "new", v4, meta={"block": "512"}, defines=d)]
+        out.append(Sweep("transpose", Case((16384, 16384), dt), "cold", Case((2117, 449), dt), cands))
+    return out
+
+
 def peel20_sweeps(selected):
     """softmax fp32 and rmsnorm bf16 rows of 8192 (aligned) and 8191 (misaligned): v2_online /
     v4_dispatch and rmsnorm v4 with and without PASS1_PEEL (session 20). Predicted: 8191 1-5% faster
@@ -564,7 +587,8 @@ def ln23b_sweeps(selected):
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
         "half": half_sweeps, "half_after": half_after_sweeps, "w262k": w262k_sweeps, "ln16": ln16_sweeps,
         "lean17": lean17_sweeps, "ln19": ln19_sweeps,
-        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps, "tr24": tr24_sweeps,
+        "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
+        "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
