@@ -33,36 +33,12 @@ __device__ __forceinline__ float row_pivot(const T* __restrict__ xr, int n) {
 }
 
 // ld_scalar_if's predicated loads (asm volatile: they stay in program order with a kernel's vector
-// loads, see ld_scalar_if.cuh); 0.0f when !pred.
+// loads, see ld_scalar_if.cuh); 0.0f when !pred. Layernorm v5's PASS1_PEEL 0 knob build.
 template <typename T>
 __device__ __forceinline__ float row_pivot_if(const T* xr, int n, bool pred) {
   const float a = normld::ld_scalar_if<T>(xr, pred);
   const float b = normld::ld_scalar_if<T>(xr + 1, pred && n > 1);
   const float c = normld::ld_scalar_if<T>(xr + 2, pred && n > 2);
-  return median3(a, n > 1 ? b : a, n > 2 ? c : a);
-}
-
-// bf16: x[0..2] from the two 4-byte words that hold them (x[0] is 2-byte aligned: the words at
-// xr & ~3 and the next), 2 registers in flight instead of 3: layernorm v5 at 40 registers otherwise
-// held its 4th pass-1 vector back until the pivot's FADDs (sm_90, session 24). The second word is
-// loaded only where it holds a row element (x[1] or x[2] within n): never past the row's last word.
-__device__ __forceinline__ unsigned ld_u32_if(const void* p, bool pred) {
-  unsigned r;
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t@q ld.global.nc.u32 %0, [%1];\n}"
-               : "=&r"(r)
-               : "l"(p), "r"(static_cast<int>(pred)));
-  return r;
-}
-template <>
-__device__ __forceinline__ float row_pivot_if<__nv_bfloat16>(const __nv_bfloat16* xr, int n, bool pred) {
-  const unsigned long long addr = reinterpret_cast<unsigned long long>(xr);
-  const bool odd = (addr & 2) != 0;  // x[0] in the upper half of its word
-  const unsigned* w0 = reinterpret_cast<const unsigned*>(addr & ~3ull);
-  const unsigned lo = ld_u32_if(w0, pred);
-  const unsigned hi = ld_u32_if(w0 + 1, pred && (odd ? n > 1 : n > 2));
-  const float a = __uint_as_float(odd ? lo & 0xffff0000u : lo << 16);
-  const float b = __uint_as_float(odd ? hi << 16 : lo & 0xffff0000u);
-  const float c = __uint_as_float(odd ? hi & 0xffff0000u : hi << 16);
   return median3(a, n > 1 ? b : a, n > 2 ? c : a);
 }
 

@@ -15,7 +15,7 @@
 //   createpolicy.fractional.L2::evict_last policy, pass 2's x loads ld.global.L1::evict_first
 //   .L2::cache_hint with an evict-first policy; (2) the moments: each thread sums d = x - pivot
 //   (v0's pivot, x[row][0] until session 24: x = 1000 + N(0, 1) keeps its precision; since session
-//   24 each thread's own first element, moved to the row's median of x[0..2] after pass 1, below)
+//   24 each thread's own pivot, moved to the row's median of x[0..2] after pass 1, below)
 //   and d^2 over its elements, turns them
 //   into its (count n_t, mean_t, M2_t = Q_t - S_t mean_t) (the cancellation is per thread: its
 //   rounding, ~1e-7 of Q_t, adds over threads in random directions), each warp merges its lanes'
@@ -209,7 +209,7 @@
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
-#include "../common/row_pivot.cuh"  // kl::row_pivot_if: median of x[0..2]
+#include "../common/row_pivot.cuh"  // kl::median3, row_pivot_lane / row_pivot_shfl, row_pivot_if
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
 #define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
@@ -343,7 +343,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   const l2tp::Policies pol;
 
   // Pass 1: the head/tail scalars and U vectors per step; per thread S = sum d and Q = sum d^2,
-  // d = x - tp, about the thread's own pivot tp (with the peel: its first element; session 24). Vectors
+  // d = x - tp, about the thread's own pivot tp (with the peel: the median of its first vector's first
+  // three elements; session 24). Vectors
   // past the row load as zeros: their d = -tp is selected out. After the loop the sums move to the
   // row's pivot (the median of x[0..2], ../common/row_pivot.cuh), which the merges and pass 2 use.
   // Why two pivots: the row's pivot takes three loads, and at 40 registers ptxas spent them by taking
