@@ -8,7 +8,7 @@
 // ~1000 from its mean: the centring rounds at ulp(1000) for each element and a per-thread
 // Q - S mean cancels by (pivot - mean)^2 / var. Measured on the H200 at x[0] = 1000 (session 23, fp32,
 // atol 1e-5): v0-v4 max errors 2e-5-9e-5, v5 4e-4-6e-2. Emulated on the CPU in fp32 (v0's order,
-// .scratch/pivot_emul.py in session 24): the median of three brings those rows to the plain rows'
+// scripts/pivot_emul.py, session 24): the median of three brings those rows to the plain rows'
 // errors (0.01-0.02 of the tolerance); the mean of the first 4 or 8 elements with a compensated centre
 // reaches 0.4-0.75 of it. The median fails where two of the three are outliers (as x[0] fails for one).
 // Cost: two more loads of the same 32-byte sector (L1 hits after the first) and 4 FMNMX a thread a row.
