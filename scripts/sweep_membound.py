@@ -323,7 +323,10 @@ def sweeps(selected) -> list:
 def variant_for(op, cand: Candidate):
     v = op.variant(cand.variant)
     if cand.meta:
-        v = dataclasses.replace(v, meta={**v.meta, **cand.meta})
+        meta = dict(cand.meta)
+        if "block" in meta:  # a candidate's `block` sets every dtype's (headers with `@block_f32`, `@block_bf16`)
+            meta = {**{f"block_{s}": meta["block"] for s in ("f32", "bf16") if f"block_{s}" in v.meta}, **meta}
+        v = dataclasses.replace(v, meta={**v.meta, **meta})
     return v
 
 

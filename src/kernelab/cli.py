@@ -30,6 +30,19 @@ def _emit_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, indent=1, default=_json_default) + "\n")
 
 
+def _kernel_blocks(compiled, variant, default: int) -> dict[str, int]:
+    """Threads a block for each kernel of a variant's module: a kernel named `*_bf16` / `*_f32` takes that
+    dtype's `@block_bf16` / `@block_f32` where the header has one, every kernel `@block` (or `default`)."""
+    from .check.inputs import DTYPES
+
+    by_suffix = {f"_{sfx}": dtype for dtype, sfx in DTYPES.items()}
+    out = {}
+    for name in compiled.kernel_names():
+        dtype = next((dt for sfx, dt in by_suffix.items() if name.endswith(sfx)), None)
+        out[name] = variant.meta_int_for("block", dtype, default) if dtype else variant.meta_int("block", default)
+    return out
+
+
 def _fail(message: str, code: int = 2) -> None:
     from rich.console import Console
 
@@ -168,7 +181,8 @@ def inspect(
                     except ValueError as e:  # an sm_90a-only variant asked for another arch
                         out.append({"variant": v.id, "skipped": str(e)})
                         continue
-                    for r in inspect_module(compiled, threads=v.meta_int("block", threads), dynamic_smem=dynamic_smem):
+                    for r in inspect_module(compiled, threads=_kernel_blocks(compiled, v, threads),
+                                            dynamic_smem=dynamic_smem):
                         out.append({"variant": v.id, **r.to_dict()})
         elif target and target.endswith((".cu", ".cuh")):
             out = [r.to_dict() for r in inspect_module(compile_file(target, arch=arch), threads=threads,

@@ -102,10 +102,11 @@ def make_plan(sel: Selection) -> list[Plan]:
 
 # ----------------------------------------------------------------------------- static mode
 
-def _block_size(variant: Variant) -> int | None:
+def _block_size(variant: Variant, dtype: str) -> int | None:
+    """Threads a block of `variant`'s `dtype` kernel: `@block` / `@threads`, or `@block_bf16`-style per dtype."""
     for key in ("block", "threads"):
         if key in variant.meta:
-            return variant.meta_int(key)
+            return variant.meta_int_for(key, dtype)
     return None
 
 
@@ -126,16 +127,20 @@ def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | No
             rows.append(Row(plan.op.name, v.name, "variant", {}, status="compile_error", reason="compile_error", detail=str(e)))
             continue
         resources = {k: r.to_dict() for k, r in m.resources.items()}
-        occ = {}
-        block = _block_size(v)
-        if block and m.resources and plan.cases:
-            worst = max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
-            dyn = max(plan.op.dynamic_smem(v, c) for c in plan.cases)
-            occ = analysis.occupancy_for_kernel(worst, spec.cc, block, dyn).to_dict()
-            occ["block"] = block
+        occ_by_dtype = {}  # per dtype: its own kernel and block where the module has them (@block_bf16)
+        for dtype in sorted({c.dtype for c in plan.cases}):
+            block = _block_size(v, dtype)
+            if not (block and m.resources):
+                continue
+            own = m.resources.get(plan.op.kernel_name(dtype))
+            worst = own or max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
+            dyn = max(plan.op.dynamic_smem(v, c) for c in plan.cases if c.dtype == dtype)
+            occ = analysis.occupancy_for_kernel(worst, spec.cc, block, dyn)
+            occ_by_dtype[dtype] = {**occ.to_dict(), "block": block}
         for case in plan.cases:
             if case.dtype not in v.dtypes(plan.op):
                 continue
+            occ = occ_by_dtype.get(case.dtype, {})
             work = plan.op.work(case)
             floor = analysis.floor_seconds(work, spec)
             rows.append(Row(plan.op.name, v.name, "variant", case.to_dict(), status="static",

@@ -288,7 +288,7 @@ def _occupancy(op, module, variant, case, row: Row) -> None:
     block = None
     for key in ("block", "threads"):
         if key in variant.meta:
-            block = variant.meta_int(key)
+            block = variant.meta_int_for(key, case.dtype)  # `@block_bf16`-style per dtype where the header has one
     if kernel is None or block is None:
         return
     r = kernel.resources

@@ -447,3 +447,28 @@ def test_precompile_counts_and_names_the_slowest_compiles(monkeypatch):
     assert out["compiler_s"] == pytest.approx(sum(seconds.values()) - seconds[broken])
     line = _phases_line({"precompile": {**out, "wall_s": 3.0}})
     assert f"slowest {expect[0]} " in line and expect[3] not in line  # three named on the console
+
+
+def test_run_suite_static_occupancy_uses_each_dtypes_block(no_gpu, tmp_path):
+    """transpose v4 runs fp32 at `@block_f32 512` and bf16 at `@block 256`: each row's occupancy is its own
+    dtype kernel's at its own block (it was one block, the worst kernel's, for every row)."""
+    res = run_suite(Selection(ops=["transpose"], variants=["v4"], quick=True), results_dir=None)
+    by_dtype = {r.case["dtype"]: r.occupancy for r in res.rows}
+    assert by_dtype["float32"]["block"] == 512 and by_dtype["bfloat16"]["block"] == 256
+    # 32 registers at 512 threads: 4 blocks an SM (2048 threads); bf16 at 256 with 64 registers: 4 blocks.
+    assert by_dtype["float32"]["blocks_per_sm"] * 512 == 2048, by_dtype["float32"]
+
+
+def test_cli_kernel_blocks_follow_the_kernel_name_suffix():
+    from kernelab.cli import _kernel_blocks
+
+    op = select_ops(Selection(ops=["transpose"]))[0]
+    v4 = op.variant("v4_grouped_order")
+
+    class Compiled:
+        def kernel_names(self):
+            return ["transpose_f32", "transpose_bf16", "transpose_shifted_f32", "transpose_shifted_bf16", "helper"]
+
+    blocks = _kernel_blocks(Compiled(), v4, 128)
+    assert blocks == {"transpose_f32": 512, "transpose_bf16": 256, "transpose_shifted_f32": 512,
+                      "transpose_shifted_bf16": 256, "helper": 256}

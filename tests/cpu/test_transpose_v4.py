@@ -159,7 +159,9 @@ def test_defines_of_v0_to_v3_are_unchanged_and_v4_tiles_per_dtype():
         d = OP.defines(v)
         per_dtype_tiles = v.name in ("v4_grouped_order", "v6_register_blocks", "v7_ticket_tiles")
         bf16_keys = {"TILE_ROWS_BF16", "TILE_COLS_BF16"} if per_dtype_tiles else set()
-        assert set(d) == {"BLOCK", "TILE_ROWS", "TILE_COLS"} | bf16_keys, v.name  # v0-v3: cache keys as before
+        f32_block = {"BLOCK_F32"} if v.name == "v4_grouped_order" else set()  # session 25: 512 threads in fp32
+        assert set(d) == {"BLOCK", "TILE_ROWS", "TILE_COLS"} | bf16_keys | f32_block, v.name  # v0-v3: keys as before
+    assert OP.defines(V4)["BLOCK_F32"] == 512 and OP.defines(V4)["BLOCK"] == 256
     v = dataclasses.replace(V4, meta={**V4.meta, "tile_rows_bf16": "128", "tile_cols_bf16": "32"})
     assert OP.defines(v)["TILE_ROWS_BF16"] == 128 and OP.defines(v)["TILE_COLS_BF16"] == 32
     assert OP.tile(v, "bfloat16") == (128, 32) and OP.tile(v, "float32") == (64, 64)
@@ -179,7 +181,8 @@ def test_v4_grid_follows_the_dtype_tile(dtype):
     OP.launch(kernel, v, case, inputs, OP.make_outputs(case, inputs))
     ((args, grid, block),) = calls
     tr, tc = (32, 128) if dtype == "bfloat16" else (64, 64)
-    assert grid == (math.ceil(1000 / tc), math.ceil(1000 / tr)) and block == 256
+    assert grid == (math.ceil(1000 / tc), math.ceil(1000 / tr))
+    assert block == (256 if dtype == "bfloat16" else 512)  # `@block_f32 512`: the kernel's __launch_bounds__
 
 
 # ---- compiled: every knob setting the sweep uses -------------------------------------------------
@@ -191,11 +194,15 @@ def test_v4_grid_follows_the_dtype_tile(dtype):
 # (CI) their fp32 build spills 4 bytes at 32 registers on sm_90; the GPU tests still run GROUP 8
 # and 32 for correctness (NVRTC 13.0 there builds them without spills). So are 128 x 64 bf16 tiles
 # (282.7 us; 28 bytes of spills at 32 registers under 13.5).
+T32 = {"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32"}
 KNOBS = [({}, {}), ({}, {"GROUP": 1}),
          ({"tile_rows_bf16": "64", "tile_cols_bf16": "64"}, {}),
-         ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32"}, {}), ({"tile_rows": "32", "tile_cols": "32", "tile_rows_bf16": "32", "tile_cols_bf16": "32", "block": "128"}, {}),
-         ({"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}, {}), ({"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"}, {}),
-         ({"tile_rows": "16", "tile_cols": "32", "tile_rows_bf16": "16", "tile_cols_bf16": "32", "block": "64"}, {})]
+         (T32, {}), ({**T32, "block": "128", "block_f32": "128"}, {}),
+         ({"tile_rows": "32", "tile_cols": "64", "tile_rows_bf16": "32", "tile_cols_bf16": "64"}, {}),
+         ({"tile_rows": "64", "tile_cols": "32", "tile_rows_bf16": "64", "tile_cols_bf16": "32"}, {}),
+         ({"tile_rows": "16", "tile_cols": "32", "tile_rows_bf16": "16", "tile_cols_bf16": "32", "block": "64",
+           "block_f32": "64"}, {}),
+         ({"block_f32": "256"}, {})]  # fp32 at 256 threads, v4's default before session 25
 
 
 def _build(meta, macros, arch):

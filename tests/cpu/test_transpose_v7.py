@@ -37,7 +37,10 @@ def test_header_meta_and_defaults_are_v4s():
     assert takes_tickets(V7) and not any(takes_tickets(v) for v in OP.variants() if v.name != V7.name)
     assert V7.meta["tiles"].split()[0] == "tickets"
     assert V7.meta["access_bytes"].split()[0] == "16"
-    assert OP.defines(V7) == OP.defines(V4)  # the same knobs and values: v4's tiles, 256 threads
+    # The same knobs and values: v4's tiles at 256 threads (v7 was measured there; v4 runs fp32 at 512 since
+    # session 25, `@block_f32`).
+    v4_at_256 = {k: v for k, v in OP.defines(V4).items() if k != "BLOCK_F32"}
+    assert OP.defines(V7) == v4_at_256 and OP.defines(V4)["BLOCK_F32"] == 512
     for dt in OP.dtypes:
         assert OP.tile(V7, dt) == OP.tile(V4, dt)
     assert OP.tile(V7, "float32") == (64, 64) and OP.tile(V7, "bfloat16") == (128, 128)

@@ -9,6 +9,14 @@
 #ifndef BLOCK
 #define BLOCK 256
 #endif
+// Threads a block per dtype (default BLOCK; with `@block_f32` / `@block_bf16` in the header op.py passes
+// these and launches that many): v4 runs fp32 at 512 since session 25 (two vectors a thread, not four).
+#ifndef BLOCK_F32
+#define BLOCK_F32 BLOCK
+#endif
+#ifndef BLOCK_BF16
+#define BLOCK_BF16 BLOCK
+#endif
 #ifndef TILE_ROWS
 #define TILE_ROWS 64
 #endif
@@ -41,14 +49,15 @@
 #else
 #define RESIDENT_THREADS 2048
 #endif
-#define VECS_PER_THREAD(TR, TC, V) (((TR) * (TC) / (V) + BLOCK - 1) / BLOCK)
-#define BUDGET_BLOCKS(P) (RESIDENT_THREADS / BLOCK * 4 / ((P) > 4 ? (P) : 4) > 0 ? RESIDENT_THREADS / BLOCK * 4 / ((P) > 4 ? (P) : 4) : 1)
+#define VECS_PER_THREAD(TR, TC, V, BLK) (((TR) * (TC) / (V) + (BLK) - 1) / (BLK))
+#define BUDGET_BLOCKS(P, BLK) \
+  (RESIDENT_THREADS / (BLK) * 4 / ((P) > 4 ? (P) : 4) > 0 ? RESIDENT_THREADS / (BLK) * 4 / ((P) > 4 ? (P) : 4) : 1)
 #ifdef MIN_BLOCKS
 #define MIN_BLOCKS_F32 MIN_BLOCKS
 #define MIN_BLOCKS_BF16 MIN_BLOCKS
 #else
-#define MIN_BLOCKS_F32 BUDGET_BLOCKS(VECS_PER_THREAD(TILE_ROWS, TILE_COLS, 4))
-#define MIN_BLOCKS_BF16 BUDGET_BLOCKS(VECS_PER_THREAD(TILE_ROWS_BF16, TILE_COLS_BF16, 8))
+#define MIN_BLOCKS_F32 BUDGET_BLOCKS(VECS_PER_THREAD(TILE_ROWS, TILE_COLS, 4, BLOCK_F32), BLOCK_F32)
+#define MIN_BLOCKS_BF16 BUDGET_BLOCKS(VECS_PER_THREAD(TILE_ROWS_BF16, TILE_COLS_BF16, 8, BLOCK_BF16), BLOCK_BF16)
 #endif
 
 __device__ __forceinline__ uint4 load16(const void* p) {
@@ -93,15 +102,15 @@ __device__ __forceinline__ uint4 pack(const B (&e)[16 / sizeof(B)]) {
 
 #include "tile_order.cuh"  // TileOrder: linear tile index -> (row tile, column tile) by GROUP
 
-// A tile of TR x TC elements of B as 16-byte chunks, and how the block's threads cover it.
-template <typename B, unsigned TR, unsigned TC>
+// A tile of TR x TC elements of B as 16-byte chunks, and how a block of BLK threads covers it.
+template <typename B, unsigned TR, unsigned TC, unsigned BLK>
 struct TileGeom {
   static constexpr unsigned V = 16 / sizeof(B);            // elements per 16-byte vector: 4 fp32, 8 bf16
   static constexpr unsigned IN_CPR = TC / V;               // 16-byte chunks per tile row
   static constexpr unsigned OUT_CPR = TR / V;              // chunks per output row within the tile
   static constexpr unsigned CHUNKS = TR * IN_CPR;          // chunks per tile (= TC x OUT_CPR)
-  static constexpr unsigned PER_THREAD = (CHUNKS + BLOCK - 1) / BLOCK;  // loads (and stores) per thread
-  static constexpr bool EVEN = CHUNKS % BLOCK == 0;        // else the last step leaves threads idle
+  static constexpr unsigned PER_THREAD = (CHUNKS + BLK - 1) / BLK;  // loads (and stores) per thread
+  static constexpr bool EVEN = CHUNKS % BLK == 0;          // else the last step leaves threads idle
   static constexpr unsigned XMASK = (IN_CPR < 8 ? IN_CPR : 8) - 1;      // swizzle bits: within one tile row
   static constexpr unsigned LPR = OUT_CPR < 8 ? OUT_CPR : 8;            // lanes per output row in a warp store
   static constexpr unsigned RPW = 32 / LPR;                // output rows per warp store
@@ -140,17 +149,17 @@ struct GridStrideTiles {
   __device__ __forceinline__ void done() {}
 };
 
-template <typename B, unsigned TR, unsigned TC, typename Tiles>
+template <typename B, unsigned TR, unsigned TC, unsigned BLK, typename Tiles>
 __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* __restrict__ out, unsigned rows,
                                                   unsigned cols, unsigned long long ld, Tiles tiles_from) {
-  using G = TileGeom<B, TR, TC>;
+  using G = TileGeom<B, TR, TC, BLK>;
   constexpr unsigned V = G::V, IN_CPR = G::IN_CPR, CHUNKS = G::CHUNKS;
   constexpr unsigned PER_THREAD = G::PER_THREAD, XMASK = G::XMASK, RPW = G::RPW;
   constexpr bool EVEN = G::EVEN;
   static_assert(TR % V == 0 && TC % V == 0 && (TR & (TR - 1)) == 0 && (TC & (TC - 1)) == 0,
                 "tile sides: powers of two, multiples of one 16-byte vector (8 elements covers both dtypes)");
   static_assert(TC % RPW == 0, "a warp stores RPW whole output rows of the tile");
-  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps: a warp shares one store task");
+  static_assert(BLK % 32 == 0 && BLK <= 1024, "whole warps: a warp shares one store task");
   static_assert(CHUNKS * 16 <= 48 * 1024, "the tile is static shared memory: at most 48 KiB (fp32 128 x 96)");
 
   __shared__ uint4 tile[CHUNKS];  // chunk (r, ch) lives at tile[r * IN_CPR + (ch ^ ((r / V) & XMASK))]
@@ -181,14 +190,14 @@ __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* _
     if (interior && vin) {
 #pragma unroll
       for (unsigned s = 0; s < PER_THREAD; ++s) {
-        const unsigned idx = s * BLOCK + threadIdx.x;
+        const unsigned idx = s * BLK + threadIdx.x;
         const unsigned r = idx / IN_CPR, ch = idx % IN_CPR;
         if (EVEN || idx < CHUNKS) v[s] = load16(in + (r0 + r) * ld + c0 + ch * V);
       }
     } else {
 #pragma unroll
       for (unsigned s = 0; s < PER_THREAD; ++s) {
-        const unsigned idx = s * BLOCK + threadIdx.x;
+        const unsigned idx = s * BLK + threadIdx.x;
         const unsigned r = idx / IN_CPR, ch = idx % IN_CPR;
         const unsigned i = r0 + r, j = c0 + ch * V;  // m[i][j .. j + V - 1]
         v[s] = make_uint4(0u, 0u, 0u, 0u);  // chunks outside m are never stored to out
@@ -207,7 +216,7 @@ __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* _
     }
 #pragma unroll
     for (unsigned s = 0; s < PER_THREAD; ++s) {
-      const unsigned idx = s * BLOCK + threadIdx.x;
+      const unsigned idx = s * BLK + threadIdx.x;
       if (!EVEN && idx >= CHUNKS) continue;
       const unsigned r = idx / IN_CPR, ch = idx % IN_CPR;
       tile[r * IN_CPR + (ch ^ ((r / V) & XMASK))] = v[s];
@@ -218,7 +227,7 @@ __device__ __forceinline__ void grouped_transpose(const B* __restrict__ in, B* _
     // Store phase: TileGeom::store_task's warp tasks.
 #pragma unroll
     for (unsigned s = 0; s < PER_THREAD; ++s) {
-      const unsigned idx = s * BLOCK + threadIdx.x;
+      const unsigned idx = s * BLK + threadIdx.x;
       if (!EVEN && idx >= CHUNKS) continue;
       unsigned oc, q;  // output row in the tile (a column of m), output chunk (rows q V .. q V + V - 1 of m)
       G::store_task(idx, oc, q);

@@ -104,7 +104,8 @@ class Transpose(OpSpec):
 
     # ---- launch ---------------------------------------------------------------------------
     # Geometry from the variant's header (also passed to the kernel as macros):
-    #   @block N        threads per block (1-D)
+    #   @block N        threads per block (1-D); @block_f32 / @block_bf16 where one dtype's kernels differ
+    #                   (macros BLOCK_F32 / BLOCK_BF16, read by grouped_tiles.cuh: v4 fp32 512 since session 25)
     #   @tile_rows R    rows of m per block tile (input rows = output columns)
     #   @tile_cols C    columns of m per block tile
     #   @tile_rows_bf16, @tile_cols_bf16   optional: the bf16 kernel's tile when it differs
@@ -119,7 +120,7 @@ class Transpose(OpSpec):
     # `@tiles tickets`, 1-D: the blocks the GPU holds at once, at most one per tile.
     def defines(self, variant):
         d = {"BLOCK": variant.meta_int("block"), "TILE_ROWS": variant.meta_int("tile_rows"),
-             "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols")}
+             "TILE_COLS": variant.meta_int("tile_cols"), **variant.dtype_defines("tile_rows", "tile_cols", "block")}
         if is_tma(variant):  # v5: the ring, the output buffers and the grid mode (tma_geometry checks them)
             for dt in self.dtypes:
                 tma_geometry(variant, dt)
@@ -160,7 +161,7 @@ class Transpose(OpSpec):
         tile_rows, tile_cols = self.tile(variant, case.dtype)
         grid_x = math.ceil(cols / tile_cols)
         grid_y = math.ceil(rows / tile_rows)
-        block = variant.meta_int("block")
+        block = variant.meta_int_for("block", case.dtype)  # the kernel's __launch_bounds__ (grouped_tiles.cuh)
         if takes_tickets(variant):
             # v7: persistent blocks take the tiles after their first from work[0] and leave both
             # counters zero when the grid completes (no memset, so a CUDA graph replays as is).

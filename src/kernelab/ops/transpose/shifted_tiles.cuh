@@ -62,17 +62,17 @@ __device__ __forceinline__ B elem16(const uint4 v, const unsigned k) {
   return static_cast<B>(w >> ((k & 1) * 16));
 }
 
-template <typename B, unsigned TR, unsigned TC>
+template <typename B, unsigned TR, unsigned TC, unsigned BLK>
 __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* __restrict__ out, unsigned rows,
                                                   unsigned cols, unsigned long long ld) {
-  using G = TileGeom<B, TR, TC>;
+  using G = TileGeom<B, TR, TC, BLK>;
   constexpr unsigned V = G::V, IN_CPR = G::IN_CPR, CHUNKS = G::CHUNKS, PER_THREAD = G::PER_THREAD;
   constexpr unsigned XMASK = G::XMASK, LPR = G::LPR;
   constexpr bool EVEN = G::EVEN;
   constexpr unsigned HELD_ROWS = TR + V;                       // tile row R holds m row r0 - V + R
   constexpr unsigned HELD = HELD_ROWS * IN_CPR;                // swizzled slots
-  constexpr unsigned LOAD_STEPS = (HELD + BLOCK - 1) / BLOCK;  // copies a thread issues for them
-  constexpr unsigned XSTEPS = (HELD_ROWS + BLOCK - 1) / BLOCK; // and for the extra raw chunk of each row
+  constexpr unsigned LOAD_STEPS = (HELD + BLK - 1) / BLK;      // copies a thread issues for them
+  constexpr unsigned XSTEPS = (HELD_ROWS + BLK - 1) / BLK;     // and for the extra raw chunk of each row
   static_assert((HELD + HELD_ROWS) * 16 <= 48 * 1024, "the tile is static shared memory: at most 48 KiB");
   __shared__ uint4 tile[HELD + HELD_ROWS];  // slot of (R, ch) as the aligned loop's; then extra[R]
   uint4* extra = tile + HELD;
@@ -112,16 +112,16 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
     // wraps past 2^32 - V for the rows above m (tile 0), so `i < rows` also skips those.
 #pragma unroll
     for (unsigned s = 0; s < LOAD_STEPS; ++s) {
-      const unsigned idx = s * BLOCK + threadIdx.x;
+      const unsigned idx = s * BLK + threadIdx.x;
       const unsigned R = idx / IN_CPR, ch = idx % IN_CPR;
       const unsigned i = r0 + R - V, j = c0 + ch * V, p = phase_of(R);
       // Chunks outside m are not copied: their slots keep stale bytes, which no store writes to out.
-      if ((HELD % BLOCK == 0 || idx < HELD) && i < rows && needed(j, p))
+      if ((HELD % BLK == 0 || idx < HELD) && i < rows && needed(j, p))
         cp_async16(tile + R * IN_CPR + (ch ^ ((R / V) & XMASK)), (in + i * ld + j) - p);
     }
 #pragma unroll
     for (unsigned x = 0; x < XSTEPS; ++x) {
-      const unsigned R = x * BLOCK + threadIdx.x;
+      const unsigned R = x * BLK + threadIdx.x;
       const unsigned i = r0 + R - V, j = c0 + TC, p = phase_of(R);
       if (R < HELD_ROWS && p != 0 && i < rows && needed(j, p)) cp_async16(extra + R, (in + i * ld + j) - p);
     }
@@ -133,7 +133,7 @@ __device__ __forceinline__ void shifted_transpose(const B* __restrict__ in, B* _
     // the aligned vector out[j][w .. w + V - 1], w = r0 - s_j + q V: m rows w + k = tile rows V - s_j + q V + k.
 #pragma unroll
     for (unsigned s = 0; s < PER_THREAD; ++s) {
-      const unsigned idx = s * BLOCK + threadIdx.x;
+      const unsigned idx = s * BLK + threadIdx.x;
       if (!EVEN && idx >= CHUNKS) continue;
       const unsigned lane = idx % 32;
       unsigned oc, q;

@@ -64,6 +64,14 @@
 //   32 x 128 531.3 / 531.5, 32 x 256 536.2 / 537.2, 32 x 64 525.4 / 526.1, 64 x 32 541.1 / 541.5,
 //   128 x 32 (40 registers; 32 spill) 544.6 / 545.0, 256 x 32 546.1 / 546.9. Short input rows
 //   (TILE_COLS 32: 128 B of each input row a tile) cost 3-4%; short output rows (TILE_ROWS 32) 0.3-2.6%.
+// Session 25, fp32 at 512 threads a block (two 16-byte vectors a thread where 256 threads carry four,
+//   4 blocks an SM at 32 registers as before): sweep tr24 put it at 516.7 us against 523.5 (one sample), and
+//   tr24b (docs/runs/2026-12-02-h200-sweep_tr24b.json, one process, alternating with the default three times)
+//   at 517.3 / 517.0 / 517.3 against 523.7 / 523.5 / 524.2 (-1.2%; copy_ 505 us in session 24's runs). bf16
+//   at 512 (128 x 128 tile, four vectors a thread, 2 blocks an SM: 32 registers spill) 262.3 / 262.8 / 262.7
+//   against 261.1 / 260.0 / 260.0: +0.9%. Predicted: fp32 -1% (half the chain of loads a thread between a
+//   tile's first load and its barrier), bf16 within 0.5%. So the block is per dtype: `@block_f32 512`
+//   (BLOCK_F32; the shifted fp32 kernel follows it), bf16 256.
 // Measured: BENCHMARKS.md, transpose rows (full runs).
 // Banks: tiles of >= 32 x 32 whose rows hold >= 8 chunks (fp32 TILE_COLS >= 32, bf16 >= 64) are
 //   conflict-free both ways, as in v3. Rows of 4 or 2 chunks (bf16 TILE_COLS 32, 16) keep 2 or 1
@@ -98,13 +106,15 @@
 //   16383^2 fp32 913 us and bf16 750 (-sweep_shift22.json): shifted_tiles.cuh says why it was replaced.
 //
 // Knobs (#ifndef macros; defaults in grouped_tiles.cuh, which holds this kernel's code since v7
-// shares it): TILE_ROWS, TILE_COLS, BLOCK (from the header; powers of two), TILE_ROWS_BF16,
+// shares it): TILE_ROWS, TILE_COLS, BLOCK (from the header; powers of two), BLOCK_F32 / BLOCK_BF16 (the
+// header's `@block_f32` / `@block_bf16`; default BLOCK), TILE_ROWS_BF16,
 // TILE_COLS_BF16 (default: TILE_ROWS, TILE_COLS; tile bytes <= 48 KiB), GROUP (row tiles per
 // group, default 2^20 = column-major; 1 = v3's order), MIN_BLOCKS (resident blocks the register
 // budget is set for), LD_HINT (0 ld.global.nc, 1 ld.global.nc.L1::no_allocate), ST_HINT (0
 // st.global, 1 st.global.cs: evict-first).
 //
 // @block 256
+// @block_f32 512
 // @tile_rows 64
 // @tile_cols 64
 // @tile_rows_bf16 128
@@ -115,20 +125,19 @@
 #include "grouped_tiles.cuh"  // the knob defaults, the tile transpose (shared with v7_ticket_tiles)
 #include "shifted_tiles.cuh"  // shifted_transpose: the same tiles for rows at any 16-byte phase
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_F32) transpose_f32(const float* __restrict__ in,
-                                                                      float* __restrict__ out, unsigned int rows,
-                                                                      unsigned int cols, unsigned long long ld) {
-  grouped_transpose<unsigned, TILE_ROWS, TILE_COLS>(reinterpret_cast<const unsigned*>(in),
-                                                    reinterpret_cast<unsigned*>(out), rows, cols, ld,
-                                                    GridStrideTiles{});
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, MIN_BLOCKS_F32) transpose_f32(
+    const float* __restrict__ in, float* __restrict__ out, unsigned int rows, unsigned int cols, unsigned long long ld) {
+  grouped_transpose<unsigned, TILE_ROWS, TILE_COLS, BLOCK_F32>(
+      reinterpret_cast<const unsigned*>(in), reinterpret_cast<unsigned*>(out),
+      rows, cols, ld, GridStrideTiles{});
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_BF16) transpose_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, MIN_BLOCKS_BF16) transpose_bf16(
     const __nv_bfloat16* __restrict__ in, __nv_bfloat16* __restrict__ out, unsigned int rows, unsigned int cols,
     unsigned long long ld) {
-  grouped_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16>(reinterpret_cast<const unsigned short*>(in),
-                                                                    reinterpret_cast<unsigned short*>(out), rows,
-                                                                    cols, ld, GridStrideTiles{});
+  grouped_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16, BLOCK_BF16>(
+      reinterpret_cast<const unsigned short*>(in), reinterpret_cast<unsigned short*>(out),
+      rows, cols, ld, GridStrideTiles{});
 }
 
 // Rows of m or of out off a 16-byte boundary (op.py picks these when `@shifted 1`): shifted_tiles.cuh.
@@ -138,16 +147,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_BF16) transpose_b
 // 32, the 64 x 64 bf16 tile's budget).
 #define MIN_BLOCKS_SHIFTED_BF16 (MIN_BLOCKS_BF16 > 6 ? 6 : MIN_BLOCKS_BF16)
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_F32) transpose_shifted_f32(
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, MIN_BLOCKS_F32) transpose_shifted_f32(
     const float* __restrict__ in, float* __restrict__ out, unsigned int rows, unsigned int cols, unsigned long long ld) {
-  shifted_transpose<unsigned, TILE_ROWS, TILE_COLS>(reinterpret_cast<const unsigned*>(in),
-                                                    reinterpret_cast<unsigned*>(out), rows, cols, ld);
+  shifted_transpose<unsigned, TILE_ROWS, TILE_COLS, BLOCK_F32>(
+      reinterpret_cast<const unsigned*>(in), reinterpret_cast<unsigned*>(out),
+      rows, cols, ld);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_SHIFTED_BF16) transpose_shifted_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, MIN_BLOCKS_SHIFTED_BF16) transpose_shifted_bf16(
     const __nv_bfloat16* __restrict__ in, __nv_bfloat16* __restrict__ out, unsigned int rows, unsigned int cols,
     unsigned long long ld) {
-  shifted_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16>(reinterpret_cast<const unsigned short*>(in),
-                                                                    reinterpret_cast<unsigned short*>(out), rows,
-                                                                    cols, ld);
+  shifted_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16, BLOCK_BF16>(
+      reinterpret_cast<const unsigned short*>(in), reinterpret_cast<unsigned short*>(out),
+      rows, cols, ld);
 }

@@ -125,19 +125,18 @@ __device__ __forceinline__ TicketTiles ticket_tiles(unsigned* work) {
 
 // The launcher reads these signatures from this file's text (not from its includes): they are
 // written out here, not declared by a macro.
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_F32) transpose_f32(const float* __restrict__ in,
-                                                                      float* __restrict__ out, unsigned int rows,
-                                                                      unsigned int cols, unsigned long long ld,
-                                                                      unsigned int* work) {
-  grouped_transpose<unsigned, TILE_ROWS, TILE_COLS>(reinterpret_cast<const unsigned*>(in),
-                                                    reinterpret_cast<unsigned*>(out), rows, cols, ld,
-                                                    ticket_tiles(work));
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, MIN_BLOCKS_F32) transpose_f32(
+    const float* __restrict__ in, float* __restrict__ out, unsigned int rows, unsigned int cols, unsigned long long ld,
+    unsigned int* work) {
+  grouped_transpose<unsigned, TILE_ROWS, TILE_COLS, BLOCK_F32>(
+      reinterpret_cast<const unsigned*>(in), reinterpret_cast<unsigned*>(out),
+      rows, cols, ld, ticket_tiles(work));
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS_BF16) transpose_bf16(
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, MIN_BLOCKS_BF16) transpose_bf16(
     const __nv_bfloat16* __restrict__ in, __nv_bfloat16* __restrict__ out, unsigned int rows, unsigned int cols,
     unsigned long long ld, unsigned int* work) {
-  grouped_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16>(reinterpret_cast<const unsigned short*>(in),
-                                                                    reinterpret_cast<unsigned short*>(out), rows,
-                                                                    cols, ld, ticket_tiles(work));
+  grouped_transpose<unsigned short, TILE_ROWS_BF16, TILE_COLS_BF16, BLOCK_BF16>(
+      reinterpret_cast<const unsigned short*>(in), reinterpret_cast<unsigned short*>(out),
+      rows, cols, ld, ticket_tiles(work));
 }
