@@ -74,11 +74,13 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                peel and pass 2's folded subtract (LN5_FOLD 1), alone and together, against v4 and
                torch.compile; rmsnorm v4 bf16 beside it (the same layout's time without the bias and the
                mean), twice each, checked on shifted rows.
-    ln23b:     (session 23) the same case: v5 with all three (LN5_MERGE 1, PASS1_PEEL 1, LN5_FOLD 1; ln23's
+    ln23b:     (session 23; LN5_FOLD is gone since session 25, a no-op macro here) the same case: v5 with all three (LN5_MERGE 1, PASS1_PEEL 1, LN5_FOLD 1; ln23's
                best pair ran 253.6 us against v4's 259.6) at 128-512 threads a row and 1024-2048 an SM,
                with two pass-2 vectors a step (UNROLL2 2) where it does not spill (and, at a77708d, with pass
                2's vectors indexed instead of stepped: LN5_IDX2, measured slower and removed); ncu put v4 at 84%
                of its issue slots, so fewer instructions a row is the lever.
+    ln25:      (session 25) layernorm 32768 x 8192 bf16 and fp32: v4 and v5 with pass 2 in three operations an
+               element (kl::ln_affine, the default) against the plain four (LN_SCALE_FOLD 0), alternating twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -582,6 +584,22 @@ def ln23b_sweeps(selected):
     return [ln_sweep("bfloat16", cands + again(cands[:4]) + [Candidate(f"{LN4} again", "existing", LN4)], shifted)]
 
 
+def ln25_sweeps(selected):
+    """layernorm 32768 x 8192, bf16 and fp32: pass 2 in three operations an element (kl::ln_affine,
+    LN_SCALE_FOLD 1, the default since session 25) against the plain four (LN_SCALE_FOLD 0), v4 and v5,
+    alternating twice; torch.compile before and after. Predicted: bf16 (issue-bound, ncu session 23) v5 -2 to -3%
+    (32 of ~1100 instructions a thread a row), v4 -1 to -2% (16 fewer in its SASS); fp32 within 0.5% (DRAM-bound)."""
+    out = []
+    for dt in ("bfloat16", "float32"):
+        if "layernorm" not in selected:
+            break
+        cands = [Candidate(f"{LN4} LN_SCALE_FOLD=0", "new", LN4, defines={"LN_SCALE_FOLD": 0}),
+                 Candidate(LN5, "existing", LN5), ln5("LN_SCALE_FOLD=0", LN_SCALE_FOLD=0)]
+        shifted = Case((1000, 8192), dt, params=(("shift", 1000.0),))
+        out.append(ln_sweep(dt, cands + [Candidate(f"{LN4} again", "existing", LN4)] + again(cands), shifted))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -590,7 +608,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -97,21 +97,21 @@ def test_layernorm_v5_defaults_are_the_measured_build():
         assert sum("LDG.E.EL.128" in ln for ln in ins[:first_fp]) == 4, f"{dt}: pass 1's vectors before the first FP op"
 
 
-def test_layernorm_v5_fold_knob_halves_bf16s_centring_subtracts_only():
-    """LN5_FOLD 1 (a knob, off: session 23's GPU check found near-zero outputs past the bf16 atol on rows of
-    1000 + N(0, 1)): bf16's aligned pass 2 subtracts pivot + mean once, 8 FADD a 16-byte vector of y against
-    the default's 16; fp32 keeps its two subtracts (8 for 4 elements) either way."""
+def test_layernorm_v5_pass2_takes_three_operations_an_element():
+    """kl::ln_affine (ops/common/ln_affine.cuh, session 25): y = (x - pivot) * rstd + c, then * w + b, with
+    c = -mean * rstd once a row: the aligned pass 2 takes one FADD and two FFMA an element and no FMUL; the
+    plain form (LN_SCALE_FOLD 0) two FADD, one FMUL and one FFMA (bf16: 8 elements a 16-byte vector, fp32 4)."""
     v5 = LN.variant("v5_l2_two_pass")
 
-    def fadds(fold, dt):
-        m = compile_file(v5.path, arch="sm_90", defines={**LN.defines(v5), "LN5_FOLD": fold})
+    def counts(fold, dt):
+        m = compile_file(v5.path, arch="sm_90", defines={**LN.defines(v5), "LN_SCALE_FOLD": fold})
         ins = _sass_lines(m.cubin, f"layernorm_{dt}")
         # the aligned body's loop (the last in the kernel): its x re-read (LDG.E.EF.128) to its store
         a = max(i for i, ln in enumerate(ins) if "LDG.E.EF.128" in ln)
         b = next(i for i in range(a, len(ins)) if "STG.E.128" in ins[i])
-        return sum(bool(re.search(r"\bFADD\b", ln)) for ln in ins[a:b])
-    assert (fadds(0, "bf16"), fadds(1, "bf16")) == (16, 8)
-    assert fadds(0, "f32") == fadds(1, "f32") == 8
+        return tuple(sum(bool(re.search(rf"\b{op}\b", ln)) for ln in ins[a:b]) for op in ("FADD", "FMUL", "FFMA"))
+    assert counts(0, "bf16") == (16, 8, 8) and counts(1, "bf16") == (8, 0, 16)
+    assert counts(0, "f32") == (8, 4, 4) and counts(1, "f32") == (4, 0, 8)
 
 
 def test_rmsnorm_v4_pass1_peel_issues_the_vectors_before_the_scalars():

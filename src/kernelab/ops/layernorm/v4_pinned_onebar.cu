@@ -113,6 +113,7 @@
 #include "../rmsnorm/norm_rows.cuh"  // after PARAMS_EARLY: its default (1) is rmsnorm's
 #include "../rmsnorm/min_blocks.cuh"  // MINB_* from SM_THREADS_*
 #include "../common/row_pivot.cuh"  // kl::row_pivot_warp
+#include "../common/ln_affine.cuh"  // kl::ln_affine: y in three operations an element (session 25)
 
 namespace layernorm4 {
 
@@ -296,6 +297,7 @@ __device__ __forceinline__ void row_body(const T* __restrict__ xr, const T* __re
 #endif
   }
   const float rstd = rsqrtf(fmaf(m2, inv_n, eps));  // biased variance, like torch
+  const kl::LnScale sc = kl::ln_scale(mean, rstd);  // y in three operations an element (ln_affine.cuh)
 
   T* ybase = yr + geo.head;
 #pragma unroll
@@ -311,14 +313,14 @@ __device__ __forceinline__ void row_body(const T* __restrict__ xr, const T* __re
       ws.get(w, geo, g, wvec, k, wf);  // scalar loads where the weight is not x's row-aligned
       bs.get(b, geo, g, bvec, k, bf);
 #pragma unroll
-      for (int i = 0; i < V; ++i) f[i] = ((f[i] - pivot) - mean) * rstd * wf[i] + bf[i];
+      for (int i = 0; i < V; ++i) f[i] = kl::ln_affine(f[i] - pivot, sc, wf[i], bf[i]);
       rows::store_span<T>(ybase + (size_t)(k * P + g) * V, vec_out, f);
     }
   }
-  if (own_h) yr[g] = rows::from_float<T>((hz - mean) * rstd * rows::to_float(w[g]) + rows::to_float(b[g]));
+  if (own_h) yr[g] = rows::from_float<T>(kl::ln_affine(hz, sc, rows::to_float(w[g]), rows::to_float(b[g])));
   if (own_t) {
     const int col = geo.head + geo.nvec * V + g;
-    yr[col] = rows::from_float<T>((tz - mean) * rstd * rows::to_float(w[col]) + rows::to_float(b[col]));
+    yr[col] = rows::from_float<T>(kl::ln_affine(tz, sc, rows::to_float(w[col]), rows::to_float(b[col])));
   }
 }
 
@@ -428,6 +430,7 @@ __device__ __forceinline__ void stream_row(const T* __restrict__ x, const T* __r
   m2 = rows::block_sum<THREADS>(sq, partial_var);
 #endif
   const float rstd = rsqrtf(fmaf(m2, inv_n, eps));
+  const kl::LnScale sc = kl::ln_scale(mean, rstd);
 
   constexpr int U3 = 2;  // pass 3 holds x, weight and bias vectors: 2 of each (24 registers)
   for (int j0 = tid; j0 < geo.nvec; j0 += THREADS * U3) {
@@ -460,15 +463,15 @@ __device__ __forceinline__ void stream_row(const T* __restrict__ x, const T* __r
           for (int i = 0; i < V; ++i) bf[i] = rows::to_float(b[col + i]);
         }
 #pragma unroll
-        for (int i = 0; i < V; ++i) f[i] = ((f[i] - pivot) - mean) * rstd * wf[i] + bf[i];
+        for (int i = 0; i < V; ++i) f[i] = kl::ln_affine(f[i] - pivot, sc, wf[i], bf[i]);
         rows::store_span<T>(yr + col, vec_out, f);
       }
     }
   }
-  if (own_h) yr[tid] = rows::from_float<T>((hz - mean) * rstd * rows::to_float(w[tid]) + rows::to_float(b[tid]));
+  if (own_h) yr[tid] = rows::from_float<T>(kl::ln_affine(hz, sc, rows::to_float(w[tid]), rows::to_float(b[tid])));
   if (own_t) {
     const int col = tail0 + tid;
-    yr[col] = rows::from_float<T>((tz - mean) * rstd * rows::to_float(w[col]) + rows::to_float(b[col]));
+    yr[col] = rows::from_float<T>(kl::ln_affine(tz, sc, rows::to_float(w[col]), rows::to_float(b[col])));
   }
 }
 

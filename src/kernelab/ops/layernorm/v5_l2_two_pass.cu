@@ -145,7 +145,9 @@
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
 // LN5_MERGE (per dtype, LN5_MERGE_F32 / LN5_MERGE_BF16; 0: the exact merge of per-thread moments; 1:
 // shifted sums S, Q of x - x[row][0], summed in parallel, M2 = Q - S mean: half the serial shuffles;
-// session 19), LN5_FOLD (bf16: pass 2 subtracts pivot + mean once; session 23).
+// session 19), LN_SCALE_FOLD (../common/ln_affine.cuh: 1, y in three operations an element; session 25).
+// LN5_FOLD (bf16: pass 2 subtracted pivot + mean once; session 23, off: it rounded the pivot) is gone:
+// ln_affine's form takes the same one subtract an element without that rounding.
 //
 // @strategy rows
 // @block 512
@@ -195,14 +197,6 @@
 #ifndef LN5_MERGE_BF16
 #define LN5_MERGE_BF16 1
 #endif
-#ifndef LN5_FOLD
-// 1: bf16's aligned pass 2 subtracts pivot + mean (rounded once: ~6e-5 of a std at |mean| = 1000, far
-// under bf16's half ulp; fp32 keeps the two subtracts, its tolerance is 1e-5) (session 23: 252.5-252.8
-// us against 253.5-253.8 with the merge and the peel). Off: on rows of 1000 + N(0, 1) the rounded
-// centre moves near-zero outputs by ~2e-5, past the bf16 check's atol of 1e-5 (GPU, 33 x 1000 and
-// 2 x 40000: up to 0.03-0.05 on outputs whose rtol allowance is smaller).
-#define LN5_FOLD 0
-#endif
 #ifndef X2_AHEAD
 // 0: UNROLL2's steps (x, w and b together); A > 0: A x vectors in flight, then w and b one vector at a time
 #define X2_AHEAD 0
@@ -210,6 +204,7 @@
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
 #include "../rmsnorm/norm_l2.cuh"
 #include "../common/row_pivot.cuh"  // kl::median3, row_pivot_lane / row_pivot_shfl, row_pivot_if
+#include "../common/ln_affine.cuh"  // kl::ln_affine: y in three operations an element (session 25)
 // One flat token for __launch_bounds__: kernelab's signature reader ends the attribute at its
 // first ')' (min_blocks.cuh says the same).
 #define LN5_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
@@ -217,36 +212,36 @@ static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vecto
 
 namespace ln5 {
 
-// ((x - pivot) - mean) * rstd * w + b for one 16-byte vector of each, word by word (rmsnorm's
-// scale_vec with the shift and the bias): the pass-2 body of the aligned rows.
-__device__ __forceinline__ float affine(float x, float pivot, float mean, float rstd, float w, float b) {
-  return fmaf(((x - pivot) - mean) * rstd, w, b);
+// ((x - pivot) - mean) * rstd * w + b (kl::ln_affine's three operations), and for one 16-byte vector of
+// each, word by word (rmsnorm's scale_vec with the shift and the bias): the pass-2 body of the aligned rows.
+__device__ __forceinline__ float affine(float x, float pivot, const kl::LnScale& s, float w, float b) {
+  return kl::ln_affine(x - pivot, s, w, b);
 }
 template <typename T>
-__device__ __forceinline__ uint4 affine_vec(const uint4& x, const uint4& w, const uint4& b, float pivot, float mean,
-                                            float rstd);
+__device__ __forceinline__ uint4 affine_vec(const uint4& x, const uint4& w, const uint4& b, float pivot,
+                                            const kl::LnScale& s);
 template <>
 __device__ __forceinline__ uint4 affine_vec<float>(const uint4& x, const uint4& w, const uint4& b, float pivot,
-                                                   float mean, float rstd) {
+                                                   const kl::LnScale& s) {
   const unsigned a[4] = {x.x, x.y, x.z, x.w}, ww[4] = {w.x, w.y, w.z, w.w}, bb[4] = {b.x, b.y, b.z, b.w};
   unsigned o[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
     o[i] = __float_as_uint(
-        affine(__uint_as_float(a[i]), pivot, mean, rstd, __uint_as_float(ww[i]), __uint_as_float(bb[i])));
+        affine(__uint_as_float(a[i]), pivot, s, __uint_as_float(ww[i]), __uint_as_float(bb[i])));
   return make_uint4(o[0], o[1], o[2], o[3]);
 }
 template <>
 __device__ __forceinline__ uint4 affine_vec<__nv_bfloat16>(const uint4& x, const uint4& w, const uint4& b,
-                                                           float pivot, float mean, float rstd) {
+                                                           float pivot, const kl::LnScale& s) {
   const unsigned a[4] = {x.x, x.y, x.z, x.w}, ww[4] = {w.x, w.y, w.z, w.w}, bb[4] = {b.x, b.y, b.z, b.w};
   unsigned o[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const float lo = affine(__uint_as_float(a[i] << 16), pivot, mean, rstd, __uint_as_float(ww[i] << 16),
-                            __uint_as_float(bb[i] << 16));
-    const float hi = affine(__uint_as_float(a[i] & 0xffff0000u), pivot, mean, rstd,
-                            __uint_as_float(ww[i] & 0xffff0000u), __uint_as_float(bb[i] & 0xffff0000u));
+    const float lo =
+        affine(__uint_as_float(a[i] << 16), pivot, s, __uint_as_float(ww[i] << 16), __uint_as_float(bb[i] << 16));
+    const float hi = affine(__uint_as_float(a[i] & 0xffff0000u), pivot, s, __uint_as_float(ww[i] & 0xffff0000u),
+                            __uint_as_float(bb[i] & 0xffff0000u));
     const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x = lo (the low half)
     o[i] = *reinterpret_cast<const unsigned*>(&h);
   }
@@ -262,18 +257,18 @@ __device__ __forceinline__ uint4 affine_vec<__nv_bfloat16>(const uint4& x, const
 template <typename T, l2tp::Body B, int G>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, const T* __restrict__ b,
                                           T* __restrict__ yr, const rows::Geometry& geo, int g, float pivot,
-                                          float mean, float rstd, const l2tp::Policies& pol) {
+                                          const kl::LnScale& s, const l2tp::Policies& pol) {
   constexpr bool kFast = B != l2tp::Body::kScalar;  // the vector bodies
   constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1;
-  // Head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but pivot, mean and rstd
+  // Head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but pivot and s (mean, rstd)
   // stays live into the vector loop.
   if (g < geo.head)
     yr[g] = rows::from_float<T>(
-        affine(rows::to_float(xr[g]), pivot, mean, rstd, rows::to_float(w[g]), rows::to_float(b[g])));
+        affine(rows::to_float(xr[g]), pivot, s, rows::to_float(w[g]), rows::to_float(b[g])));
   if (g < geo.tail) {
     const int col = geo.head + geo.nvec * V + g;
     yr[col] = rows::from_float<T>(
-        affine(rows::to_float(xr[col]), pivot, mean, rstd, rows::to_float(w[col]), rows::to_float(b[col])));
+        affine(rows::to_float(xr[col]), pivot, s, rows::to_float(w[col]), rows::to_float(b[col])));
   }
   // Pointers step G x U2 vectors, `rem` counts the thread's vectors left (rmsnorm v4's form). The
   // vector bodies step w and b as vector pointers (kShifted: the aligned vectors below them), the
@@ -300,7 +295,7 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
         if (u * G < rem) {
           const uint4 wv = l2tp::ldp_body<B>(pwv + u * G, sw, true, pol);
           const uint4 bv = l2tp::ldp_body<B>(pbv + u * G, sb, true, pol);
-          l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wv, bv, pivot, mean, rstd), pol);
+          l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wv, bv, pivot, s), pol);
         }
       }
     } else if constexpr (kFast) {
@@ -314,13 +309,13 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
       }
 #pragma unroll
       for (int u = 0; u < U2; ++u)
-        if (u * G < rem) l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wraw[u], braw[u], pivot, mean, rstd), pol);
+        if (u * G < rem) l2tp::sty(py + u * G * V, affine_vec<T>(raw[u], wraw[u], braw[u], pivot, s), pol);
     } else {
       const uint4 raw = l2tp::ldx2(px, true, pol);  // rem > 0: this vector exists
 #pragma unroll
       for (int e = 0; e < V; ++e)
         py[e] = rows::from_float<T>(
-            affine(l2tp::elem<T>(raw, e), pivot, mean, rstd, rows::to_float(pw[e]), rows::to_float(pb[e])));
+            affine(l2tp::elem<T>(raw, e), pivot, s, rows::to_float(pw[e]), rows::to_float(pb[e])));
     }
   }
 }
@@ -505,18 +500,15 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   }
   if (!live) return;
   const float rstd = rsqrtf(fmaf(m2, inv_n, eps));
+  const kl::LnScale sc = kl::ln_scale(mean, rstd);  // mean: about the pivot
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
   if (!l2tp::co_aligned(xr, yr)) {
-    write_row<T, l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+    write_row<T, l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, sc, pol);
   } else if (rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
-    if constexpr (LN5_FOLD && sizeof(T) == 2)  // x - (pivot + mean): one subtract an element (x - 0.0f folds away)
-      write_row<T, l2tp::Body::kAligned, G>(xr, w, b, yr, geo, g, pivot + mean, 0.0f, rstd, pol);
-    else
-      write_row<T, l2tp::Body::kAligned, G>(xr, w, b, yr, geo, g, pivot, mean, rstd, pol);
+    write_row<T, l2tp::Body::kAligned, G>(xr, w, b, yr, geo, g, pivot, sc, pol);
   } else {
-    write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, mean,
-                                                                             rstd, pol);
+    write_row<T, PARAM_SHIFT ? l2tp::Body::kShifted : l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, sc, pol);
   }
 }
 
