@@ -81,6 +81,7 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                of its issue slots, so fewer instructions a row is the lever.
     ln25:      (session 25) layernorm 32768 x 8192 bf16 and fp32: v4 and v5 with pass 2 in three operations an
                element (kl::ln_affine, the default) against the plain four (LN_SCALE_FOLD 0), alternating twice.
+    ln25b:     (session 25) layernorm bf16 32768 x 8192: v5 with X2_AHEAD 2 against its default.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -600,6 +601,19 @@ def ln25_sweeps(selected):
     return out
 
 
+def ln25b_sweeps(selected):
+    """layernorm bf16 32768 x 8192 after ln25 (v5 259 us, v4 259-260: 0.963x a copy paired, the target 0.97):
+    v5's pass 2 with two x re-reads in flight together (X2_AHEAD 2; fp32 gained 1-2 us with X2_AHEAD 4 in
+    session 19, bf16 never ran it), against the default, alternating twice. Predicted: X2_AHEAD 0-1% (one L2 round trip a
+    step of the four is what the wait costs; bf16 is issue-bound, so hiding it matters less than in fp32)."""
+    if "layernorm" not in selected:
+        return []
+    # (X2_AHEAD 4 and UNROLL2 2 spill at 40 registers under NVRTC 13.5: 16-68 bytes; not run)
+    cands = [Candidate(LN5, "existing", LN5), ln5("X2_AHEAD=2", X2_AHEAD=2)]
+    shifted = Case((1000, 8192), "bfloat16", params=(("shift", 1000.0),))
+    return [ln_sweep("bfloat16", cands + [Candidate(f"{LN4} again", "existing", LN4)] + again(cands), shifted)]
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -608,7 +622,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
