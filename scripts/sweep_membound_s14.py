@@ -81,7 +81,7 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                of its issue slots, so fewer instructions a row is the lever.
     ln25:      (session 25) layernorm 32768 x 8192 bf16 and fp32: v4 and v5 with pass 2 in three operations an
                element (kl::ln_affine, the default) against the plain four (LN_SCALE_FOLD 0), alternating twice.
-    ln25b:     (session 25) layernorm bf16 32768 x 8192: v5 with X2_AHEAD 2 against its default.
+    ln25b:     (session 25) layernorm 32768 x 8192: v5 with X2_STEPS 2 / 4 (both dtypes) and X2_AHEAD 2 (bf16).
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -603,15 +603,22 @@ def ln25_sweeps(selected):
 
 def ln25b_sweeps(selected):
     """layernorm bf16 32768 x 8192 after ln25 (v5 259 us, v4 259-260: 0.963x a copy paired, the target 0.97):
-    v5's pass 2 with two x re-reads in flight together (X2_AHEAD 2; fp32 gained 1-2 us with X2_AHEAD 4 in
-    session 19, bf16 never ran it), against the default, alternating twice. Predicted: X2_AHEAD 0-1% (one L2 round trip a
-    step of the four is what the wait costs; bf16 is issue-bound, so hiding it matters less than in fp32)."""
+    v5's pass 2 with its four pointers stepped once a 2 or 4 vectors (X2_STEPS: 75 -> ~63 SASS lines a bf16
+    vector, sm_90), and with two x re-reads in flight together (X2_AHEAD 2; fp32 gained 1-2 us with X2_AHEAD 4
+    in session 19, bf16 never ran it), against the default, alternating twice; fp32 X2_STEPS beside.
+    Predicted: X2_STEPS 4 bf16 -2 to -4% (~48 of ~690 instructions a thread a row, issue-bound), fp32 within
+    0.5%; X2_AHEAD 0-1%."""
     if "layernorm" not in selected:
         return []
     # (X2_AHEAD 4 and UNROLL2 2 spill at 40 registers under NVRTC 13.5: 16-68 bytes; not run)
-    cands = [Candidate(LN5, "existing", LN5), ln5("X2_AHEAD=2", X2_AHEAD=2)]
-    shifted = Case((1000, 8192), "bfloat16", params=(("shift", 1000.0),))
-    return [ln_sweep("bfloat16", cands + [Candidate(f"{LN4} again", "existing", LN4)] + again(cands), shifted)]
+    out = []
+    for dt in ("bfloat16", "float32"):
+        cands = [Candidate(LN5, "existing", LN5), ln5("X2_STEPS=4", X2_STEPS=4), ln5("X2_STEPS=2", X2_STEPS=2)]
+        if dt == "bfloat16":
+            cands.append(ln5("X2_AHEAD=2", X2_AHEAD=2))
+        shifted = Case((1000, 8192), dt, params=(("shift", 1000.0),))
+        out.append(ln_sweep(dt, cands + [Candidate(f"{LN4} again", "existing", LN4)] + again(cands), shifted))
+    return out
 
 
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled

@@ -202,6 +202,11 @@
 #define X2_AHEAD 0
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
+#ifndef X2_STEPS
+// Vectors the fast pass 2 takes one after another between pointer steps (1: a step a vector; session 25)
+#define X2_STEPS 1
+#endif
+static_assert(X2_STEPS >= 1 && X2_STEPS <= 8, "X2_STEPS: 1..8 vectors between pass 2's pointer steps");
 #include "../rmsnorm/norm_l2.cuh"
 #include "../common/row_pivot.cuh"  // kl::median3, row_pivot_lane / row_pivot_shfl, row_pivot_if
 #include "../common/ln_affine.cuh"  // kl::ln_affine: y in three operations an element (session 25)
@@ -280,11 +285,25 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   const T* pw = w + geo.head + g * V;
   const T* pb = b + geo.head + g * V;
   T* py = yr + geo.head + g * V;
-  constexpr int STEP = G * (kFast && X2_AHEAD > 0 ? X2_AHEAD : U2);  // vectors a step
+  constexpr bool kSteps = kFast && X2_AHEAD == 0 && U2 == 1 && X2_STEPS > 1;
+  constexpr int STEP = G * (kFast && X2_AHEAD > 0 ? X2_AHEAD : kSteps ? X2_STEPS : U2);  // vectors a step
 #pragma unroll 1  // UNROLL2 vectors per step is the knob (NVVM would unroll further)
   for (int rem = geo.nvec - g; rem > 0;
        rem -= STEP, px += STEP, pwv += STEP, pbv += STEP, pw += STEP * V, pb += STEP * V, py += STEP * V) {
-    if constexpr (kFast && X2_AHEAD > 0) {
+    if constexpr (kSteps) {
+      // X2_STEPS vectors one after another (each loaded, computed and stored before the next is
+      // loaded, as UNROLL2 1) at constant offsets from the step's pointers: the four 64-bit pointers
+      // step once a X2_STEPS vectors, not once a vector (session 25).
+#pragma unroll
+      for (int u = 0; u < X2_STEPS; ++u) {
+        if (u * G < rem) {
+          const uint4 raw = l2tp::ldx2(px + u * G, true, pol);
+          const uint4 wv = l2tp::ldp_body<B>(pwv + u * G, sw, true, pol);
+          const uint4 bv = l2tp::ldp_body<B>(pbv + u * G, sb, true, pol);
+          l2tp::sty(py + u * G * V, affine_vec<T>(raw, wv, bv, pivot, s), pol);
+        }
+      }
+    } else if constexpr (kFast && X2_AHEAD > 0) {
       // x's re-reads (L2 hits, the long trip) all in flight first; w and b (L1 hits) one vector at a
       // time, so A + 2 vectors are live where UNROLL2 = A holds 3A (UNROLL2 = 2 spills at 40).
       uint4 raw[X2_AHEAD > 0 ? X2_AHEAD : 1];  // this branch is checked even when discarded (a macro)
