@@ -145,7 +145,8 @@
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
 // LN5_MERGE (per dtype, LN5_MERGE_F32 / LN5_MERGE_BF16; 0: the exact merge of per-thread moments; 1:
 // shifted sums S, Q of x - x[row][0], summed in parallel, M2 = Q - S mean: half the serial shuffles;
-// session 19), LN_SCALE_FOLD (../common/ln_affine.cuh: 1, y in three operations an element; session 25).
+// session 19), LN_SCALE_FOLD (../common/ln_affine.cuh: 1, y in three operations an element; session 25),
+// X2_STEPS (the fast pass 2's vectors between pointer steps, taken one after another; 1; session 25).
 // LN5_FOLD (bf16: pass 2 subtracted pivot + mean once; session 23, off: it rounded the pivot) is gone:
 // ln_affine's form takes the same one subtract an element without that rounding.
 //
