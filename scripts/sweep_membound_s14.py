@@ -607,7 +607,8 @@ def ln25b_sweeps(selected):
     vector, sm_90), and with two x re-reads in flight together (X2_AHEAD 2; fp32 gained 1-2 us with X2_AHEAD 4
     in session 19, bf16 never ran it), against the default, alternating twice; fp32 X2_STEPS beside.
     Predicted: X2_STEPS 4 bf16 -2 to -4% (~48 of ~690 instructions a thread a row, issue-bound), fp32 within
-    0.5%; X2_AHEAD 0-1%."""
+    0.5%; X2_AHEAD 0-1%. Measured slower (run at 4b28eef: bf16 X2_STEPS 4 +10%, 2 +8%,
+    X2_AHEAD 2 +12%; fp32 X2_STEPS 4 the same, 2 +5%); the X2_STEPS knob is gone (a no-op macro here)."""
     if "layernorm" not in selected:
         return []
     # (X2_AHEAD 4 and UNROLL2 2 spill at 40 registers under NVRTC 13.5: 16-68 bytes; not run)

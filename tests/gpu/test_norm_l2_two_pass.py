@@ -51,11 +51,7 @@ KNOBS = [
     # The exact merge at the default header (bf16's 256 threads a row under `@block` 512): its per-thread
     # counts must use bf16's own threads a row (session 23's bug: they used the BLOCK geometry's 512).
     ({"LN5_MERGE": 0}, {}),
-    # Pass 2 in steps of several vectors at constant offsets (layernorm v5's X2_STEPS, session 25; rmsnorm
-    # ignores it): a partial last step, and several steps a row at 128 threads; the plain four-operation
-    # form of y (LN_SCALE_FOLD 0).
-    ({"X2_STEPS": 4}, {}),
-    ({"X2_STEPS": 3}, {"block": "128"}),
+    # y in the plain four operations an element (LN_SCALE_FOLD 0; the default takes three since session 25).
     ({"LN_SCALE_FOLD": 0}, {}),
 ]
 

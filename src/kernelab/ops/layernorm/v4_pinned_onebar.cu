@@ -65,6 +65,12 @@
 //   16-byte phase are read as the 4-byte words around each vector and funnel-shifted (4-5 loads a
 //   vector, where element by element took 8). Measured (H200, docs/runs/2026-12-02-h200-sweep_odd21_ln.json,
 //   32768 x 8191 bf16): 300.5 / 300.1 us against 355.6 / 355.6 (torch.compile 558.1); predicted 5-15%.
+// Session 25, y in three operations an element (../common/ln_affine.cuh; the plain form took four): the
+//   bf16 block kernel's SASS -16 instructions (sm_90). Predicted -1 to -2% (issue-bound: ncu, session 23);
+//   measured (sweep ln25, docs/runs/2026-12-02-h200-sweep_ln25.json, alternating) bf16 259.4 / 260.0 us
+//   against 262.5 / 262.2 (-1.0%), fp32 507.9 / 508.1 against 509.0 / 508.9; `kernelab run` at 1b077d4
+//   (docs/runs/nvidia-h200-20261202T144112.json) bf16 258.3 us, paired 0.963x a same-bytes copy (0.950x in
+//   session 24), 1.100x torch.compile: still bf16's best, v5 259.5 beside it.
 //
 // Knobs (#ifndef macros, for sweeps; defaults are the header's): ELEMS_BF16 / ELEMS_F32 (elements
 // per thread; the op reads them from `@elems_*`, so a sweep overrides the meta, not the macro);
@@ -74,7 +80,8 @@
 // PARAMS_EARLY (0: weight and bias late, 1: weight with x, 2: both with x); PARAMS_AHEAD (late
 // parameter vectors in flight ahead of the store that uses them; >= K: all above the barrier);
 // LATE_NC (1: late parameter loads through ld.global.nc, which ptxas may sink below the stores);
-// ONLY_BLOCK_T (compile only that block instance and the contract kernels, for sweeps).
+// ONLY_BLOCK_T (compile only that block instance and the contract kernels, for sweeps); LN_SCALE_FOLD
+// (../common/ln_affine.cuh: 1, y in three operations an element; 0 the plain four).
 //
 // @strategy fast_rows
 // @elems_bf16 32

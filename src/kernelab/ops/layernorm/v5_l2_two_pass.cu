@@ -132,6 +132,18 @@
 //   no device time left): x[row][0] as before plus a second moments pass on the rows whose pivot lies
 //   > 4 standard deviations from the mean (inlined, __noinline__ or as a second trip through pass 1:
 //   each changed pass 1's allocation at 40 registers, 48-56 bytes in the peel's first batch, not 70).
+// Session 25, pass 2 in three operations an element (kl::ln_affine: (x - pivot) * rstd + c, then * w + b;
+//   the plain form took four). SASS (sm_90): bf16 1144 -> 1112 instructions, 40 -> 38 registers. Predicted
+//   bf16 -2 to -3% (issue-bound), fp32 within 0.5%. Measured (sweep ln25, docs/runs/2026-12-02-h200-sweep_ln25.json,
+//   one process, alternating): bf16 258.9 / 259.6 us against 264.2 / 264.0 (-1.8%), fp32 496.8 / 496.8 against
+//   497.3 / 495.8. In `kernelab run` at 1b077d4 (docs/runs/nvidia-h200-20261202T144112.json): bf16 259.5 (v4
+//   258.3, bf16's registered best), fp32 497.7 (1.007x torch.compile). Tried then and not kept (sweep ln25b,
+//   docs/runs/2026-12-02-h200-sweep_ln25b.json): the fast pass 2 taking 2 or 4 vectors one after another
+//   between pointer steps (knob X2_STEPS; 75 -> ~63 SASS lines a bf16 vector: the four pointers stepped once a
+//   step, x and y at constant offsets) bf16 280.6-281.2 (2) and 286.4-286.7 (4) against 259.9-261.1, fp32 (4)
+//   497.1-497.4 against 496.8-497.2, (2) 521.1-521.8; X2_AHEAD 2 in bf16 290.2-291.3. Fewer instructions and
+//   slower, as session 23's indexed pass 2: in bf16 what the loop's form does to the loads' timing matters more
+//   than its count (not measured: an ncu of the X2_STEPS build is the next look).
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
@@ -145,8 +157,7 @@
 // 2 issues A x vectors at once, then loads w and b and stores one vector at a time; session 19),
 // LN5_MERGE (per dtype, LN5_MERGE_F32 / LN5_MERGE_BF16; 0: the exact merge of per-thread moments; 1:
 // shifted sums S, Q of x - x[row][0], summed in parallel, M2 = Q - S mean: half the serial shuffles;
-// session 19), LN_SCALE_FOLD (../common/ln_affine.cuh: 1, y in three operations an element; session 25),
-// X2_STEPS (the fast pass 2's vectors between pointer steps, taken one after another; 1; session 25).
+// session 19), LN_SCALE_FOLD (../common/ln_affine.cuh: 1, y in three operations an element; session 25).
 // LN5_FOLD (bf16: pass 2 subtracted pivot + mean once; session 23, off: it rounded the pivot) is gone:
 // ln_affine's form takes the same one subtract an element without that rounding.
 //
@@ -203,11 +214,6 @@
 #define X2_AHEAD 0
 #endif
 static_assert(X2_AHEAD >= 0 && X2_AHEAD <= 8, "X2_AHEAD: 0 (off) or 1..8 x vectors ahead in pass 2");
-#ifndef X2_STEPS
-// Vectors the fast pass 2 takes one after another between pointer steps (1: a step a vector; session 25)
-#define X2_STEPS 1
-#endif
-static_assert(X2_STEPS >= 1 && X2_STEPS <= 8, "X2_STEPS: 1..8 vectors between pass 2's pointer steps");
 #include "../rmsnorm/norm_l2.cuh"
 #include "../common/row_pivot.cuh"  // kl::median3, row_pivot_lane / row_pivot_shfl, row_pivot_if
 #include "../common/ln_affine.cuh"  // kl::ln_affine: y in three operations an element (session 25)
@@ -286,25 +292,11 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   const T* pw = w + geo.head + g * V;
   const T* pb = b + geo.head + g * V;
   T* py = yr + geo.head + g * V;
-  constexpr bool kSteps = kFast && X2_AHEAD == 0 && U2 == 1 && X2_STEPS > 1;
-  constexpr int STEP = G * (kFast && X2_AHEAD > 0 ? X2_AHEAD : kSteps ? X2_STEPS : U2);  // vectors a step
+  constexpr int STEP = G * (kFast && X2_AHEAD > 0 ? X2_AHEAD : U2);  // vectors a step
 #pragma unroll 1  // UNROLL2 vectors per step is the knob (NVVM would unroll further)
   for (int rem = geo.nvec - g; rem > 0;
        rem -= STEP, px += STEP, pwv += STEP, pbv += STEP, pw += STEP * V, pb += STEP * V, py += STEP * V) {
-    if constexpr (kSteps) {
-      // X2_STEPS vectors one after another (each loaded, computed and stored before the next is
-      // loaded, as UNROLL2 1) at constant offsets from the step's pointers: the four 64-bit pointers
-      // step once a X2_STEPS vectors, not once a vector (session 25).
-#pragma unroll
-      for (int u = 0; u < X2_STEPS; ++u) {
-        if (u * G < rem) {
-          const uint4 raw = l2tp::ldx2(px + u * G, true, pol);
-          const uint4 wv = l2tp::ldp_body<B>(pwv + u * G, sw, true, pol);
-          const uint4 bv = l2tp::ldp_body<B>(pbv + u * G, sb, true, pol);
-          l2tp::sty(py + u * G * V, affine_vec<T>(raw, wv, bv, pivot, s), pol);
-        }
-      }
-    } else if constexpr (kFast && X2_AHEAD > 0) {
+    if constexpr (kFast && X2_AHEAD > 0) {
       // x's re-reads (L2 hits, the long trip) all in flight first; w and b (L1 hits) one vector at a
       // time, so A + 2 vectors are live where UNROLL2 = A holds 3A (UNROLL2 = 2 spills at 40).
       uint4 raw[X2_AHEAD > 0 ? X2_AHEAD : 1];  // this branch is checked even when discarded (a macro)
