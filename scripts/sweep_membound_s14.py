@@ -82,6 +82,7 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     ln25:      (session 25) layernorm 32768 x 8192 bf16 and fp32: v4 and v5 with pass 2 in three operations an
                element (kl::ln_affine, the default) against the plain four (LN_SCALE_FOLD 0), alternating twice.
     ln25b:     (session 25) layernorm 32768 x 8192: v5 with X2_STEPS 2 / 4 (both dtypes) and X2_AHEAD 2 (bf16).
+    ln25c:     (session 25) layernorm bf16 32768 x 8192: v5 at 2048 threads an SM, v4 PARAMS_AHEAD 4 / PARAMS_EARLY 0.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -622,6 +623,21 @@ def ln25b_sweeps(selected):
     return out
 
 
+def ln25c_sweeps(selected):
+    """layernorm bf16 32768 x 8192 after ln_affine: v5 at 2048 threads an SM (32 registers without spills
+    since the three-operation y freed two; session 23's 2048 build lost 10%), and v4's late-parameter knobs
+    (PARAMS_AHEAD 4: every late weight/bias vector above the barrier; PARAMS_EARLY 0: weight late too),
+    against the defaults, alternating twice. Predicted: v5 at 2048 within 1% either way (more rows in flight,
+    but session 23's loss); v4's knobs within 0.5%."""
+    if "layernorm" not in selected:
+        return []
+    cands = [Candidate(LN5, "existing", LN5), ln5("SM2048", SM_THREADS=2048),
+             Candidate(f"{LN4} PARAMS_AHEAD=4", "new", LN4, defines={"PARAMS_AHEAD": 4}),
+             Candidate(f"{LN4} PARAMS_EARLY=0", "new", LN4, defines={"PARAMS_EARLY": 0})]
+    shifted = Case((1000, 8192), "bfloat16", params=(("shift", 1000.0),))
+    return [ln_sweep("bfloat16", cands + [Candidate(f"{LN4} again", "existing", LN4)] + again(cands), shifted)]
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -630,7 +646,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
