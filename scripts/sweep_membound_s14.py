@@ -628,7 +628,7 @@ def ln25c_sweeps(selected):
     since the three-operation y freed two; session 23's 2048 build lost 10%), and v4's late-parameter knobs
     (PARAMS_AHEAD 4: every late weight/bias vector above the barrier; PARAMS_EARLY 0: weight late too),
     against the defaults, alternating twice. Predicted: v5 at 2048 within 1% either way (more rows in flight,
-    but session 23's loss); v4's knobs within 0.5%."""
+    but session 23's loss); v4's knobs within 0.5%. Written in session 25, not run (no device time left)."""
     if "layernorm" not in selected:
         return []
     cands = [Candidate(LN5, "existing", LN5), ln5("SM2048", SM_THREADS=2048),
