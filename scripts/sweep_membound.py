@@ -81,10 +81,8 @@ def l2_two_pass_candidates(op_name: str) -> list:
     new = "v4_l2_two_pass" if op_name == "rmsnorm" else "v5_l2_two_pass"
 
     def c(label, quick=False, meta=None, **macros):
-        meta = dict(meta or {})
-        if "block" in meta:  # rmsnorm v4's header has per-dtype blocks: the override is for both
-            meta.update(block_bf16=meta["block"], block_f32=meta["block"])
-        return Candidate(f"{new} {label}", "new", new, meta=meta, defines=macros, quick=quick)
+        # a `block` override reaches rmsnorm v4's per-dtype blocks too (variant_for)
+        return Candidate(f"{new} {label}", "new", new, meta=dict(meta or {}), defines=macros, quick=quick)
 
     return [
         c("default", quick=True),

@@ -232,9 +232,9 @@ LN4, LN5 = "v4_pinned_onebar", "v5_l2_two_pass"
 
 
 def ln5(label, block=None, **d):
-    """layernorm v5 with `@block` (if given: for both dtypes, since v5 has a `@block_bf16` of its own) and the
-    macros d."""
-    meta = {k: str(block) for k in ("block", "block_bf16", "block_f32")} if block else {}
+    """layernorm v5 with `@block` (if given: for both dtypes, as sweep_membound.variant_for carries it to v5's own
+    `@block_bf16`) and the macros d."""
+    meta = {"block": str(block)} if block else {}
     return Candidate(f"{LN5} {label}", "new", LN5, meta=meta, defines=d)
 
 

@@ -102,14 +102,6 @@ def make_plan(sel: Selection) -> list[Plan]:
 
 # ----------------------------------------------------------------------------- static mode
 
-def _block_size(variant: Variant, dtype: str) -> int | None:
-    """Threads a block of `variant`'s `dtype` kernel: `@block` / `@threads`, or `@block_bf16`-style per dtype."""
-    for key in ("block", "threads"):
-        if key in variant.meta:
-            return variant.meta_int_for(key, dtype)
-    return None
-
-
 def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | None = None) -> list[Row]:
     """Compile each variant and predict: resources, occupancy and floors, with no GPU."""
     from . import analysis
@@ -129,7 +121,7 @@ def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | No
         resources = {k: r.to_dict() for k, r in m.resources.items()}
         occ_by_dtype = {}  # per dtype: its own kernel and block where the module has them (@block_bf16)
         for dtype in sorted({c.dtype for c in plan.cases}):
-            block = _block_size(v, dtype)
+            block = v.block_for(dtype)
             if not (block and m.resources):
                 continue
             own = m.resources.get(plan.op.kernel_name(dtype))

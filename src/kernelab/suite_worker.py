@@ -285,10 +285,7 @@ def _occupancy(op, module, variant, case, row: Row) -> None:
     from . import analysis
 
     kernel = module.kernel(op.kernel_name(case.dtype)) if op.kernel_name(case.dtype) in module.signatures else None
-    block = None
-    for key in ("block", "threads"):
-        if key in variant.meta:
-            block = variant.meta_int_for(key, case.dtype)  # `@block_bf16`-style per dtype where the header has one
+    block = variant.block_for(case.dtype)
     if kernel is None or block is None:
         return
     r = kernel.resources

@@ -113,6 +113,14 @@ class Variant:
         own = f"{key}_{DTYPES[dtype]}"
         return self.meta_int(own) if own in self.meta else self.meta_int(key, default)
 
+    def block_for(self, dtype: str) -> int | None:
+        """Threads a block of the `dtype` kernel from the header: `@block` (or `@threads`), per dtype where the
+        header has `@block_bf16` / `@block_f32`; None where it names neither (the op plans its own)."""
+        for key in ("block", "threads"):
+            if key in self.meta:
+                return self.meta_int_for(key, dtype)
+        return None
+
     def dtype_defines(self, *keys: str) -> dict[str, int]:
         """The per-dtype header values the header sets, as macros (`@block_bf16 256` -> BLOCK_BF16=256);
         absent ones are left out, so variants without them keep their defines (and cache keys)."""
