@@ -366,6 +366,10 @@ def instance_name(op, v, case) -> list:
     suffix = DTYPES[case.dtype]
     if op.name in ("rmsnorm", "layernorm"):
         p = op.plan(v, case.shape[1], case.dtype)
+        esize = 2 if case.dtype == "bfloat16" else 4
+        if p.name is None and v.meta.get("vec_kernel") and case.offset == 0 and case.layout != "misaligned_params" \
+                and case.shape[1] * esize % 16 == 0:  # whole 16-byte vectors at torch's aligned allocations
+            return [f"{v.meta['vec_kernel']}_{suffix}"]
         return [op.kernel_name(case.dtype) if p.name is None else f"{p.name}_{suffix}"]
     if op.name == "sum":
         finish = v.meta.get("finish", "sum_finish").split()[0]

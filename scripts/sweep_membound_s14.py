@@ -83,6 +83,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                element (kl::ln_affine, the default) against the plain four (LN_SCALE_FOLD 0), alternating twice.
     ln25b:     (session 25) layernorm 32768 x 8192: v5 with X2_STEPS 2 / 4 (both dtypes) and X2_AHEAD 2 (bf16).
     ln25c:     (session 25) layernorm bf16 32768 x 8192: v5 at 2048 threads an SM, v4 PARAMS_AHEAD 4 / PARAMS_EARLY 0.
+    ln26:      (session 26) layernorm 32768 x 8192, both dtypes: v5's whole-vector rows kernel (`@vec_kernel`)
+               against its general kernel.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -638,6 +640,22 @@ def ln25c_sweeps(selected):
     return [ln_sweep("bfloat16", cands + [Candidate(f"{LN4} again", "existing", LN4)] + again(cands), shifted)]
 
 
+def ln26_sweeps(selected):
+    """layernorm 32768 x 8192, bf16 and fp32: v5 with `@vec_kernel layernorm_vec` (rows of whole 16-byte vectors
+    at aligned addresses: no geometry, head / tail scalars or alignment branches a row) against v5's general
+    kernel (`@vec_kernel` empty), alternating twice, v4 and torch.compile beside. Predicted from sm_90 SASS (bf16
+    per row and thread: ~620 instructions on the bench path against ~730, -15%; issue-bound, session 23's ncu):
+    bf16 -3 to -5% (ln_affine's -4% of instructions gave -1.8%), fp32 -1 to -2% (its kernel is nearer the copy)."""
+    if "layernorm" not in selected:
+        return []
+    out = []
+    for dt in ("bfloat16", "float32"):
+        cands = [Candidate(f"{LN5} vec", "existing", LN5), Candidate(f"{LN5} general", "new", LN5, meta={"vec_kernel": ""})]
+        shifted = Case((1000, 8192), dt, params=(("shift", 1000.0),))
+        out.append(ln_sweep(dt, cands + again(cands), shifted))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -646,7 +664,8 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps}
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
+        "ln26": ln26_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -68,18 +68,70 @@ def test_layernorm_v5_x2_ahead_issues_the_x_rereads_together():
 
 
 def test_layernorm_best_variant_per_dtype():
-    """The best per dtype (session 19's sweep: v5 fp32 499 us, v4 510, torch.compile 503; session 24's run: bf16
-    v4 261.7, v5 264.5 with the outlier-safe pivots, torch.compile 286.2; session 25's, after ln_affine: v4 258.3,
-    v5 259.5): v5 for fp32, v4 for bf16, and the torch operator takes them."""
+    """v5 in both dtypes: fp32 since session 19 (499 us, v4 510, torch.compile 503); bf16 again since session 26,
+    whose whole-vector rows kernel ran 252.1 us against v4's 260.7 and torch.compile's 285.9 (sweep ln26; v4 had
+    been bf16's best since session 24's outlier-safe pivots). The torch operator takes it."""
     assert LN.best_variant == "v5_l2_two_pass"
-    # session 24: the outlier-safe pivots cost bf16 v5 4%, v4 measured faster in the same run
-    assert LN.best_variant_for("float32") == "v5_l2_two_pass"
-    assert LN.best_variant_for("bfloat16") == "v4_pinned_onebar"
+    assert LN.best_variant_for("float32") == LN.best_variant_for("bfloat16") == "v5_l2_two_pass"
     assert RMS.best_variant_for("float32") == RMS.best_variant_for("bfloat16") == RMS.best_variant
     from kernelab.ops.layernorm import torch_op
 
-    assert torch_op._variant("float32").name == "v5_l2_two_pass"
-    assert torch_op._variant("bfloat16").name == "v4_pinned_onebar"
+    assert torch_op._variant("float32").name == torch_op._variant("bfloat16").name == "v5_l2_two_pass"
+
+
+def test_whole_vectors_needs_every_tensor_aligned_and_whole_vector_rows():
+    import torch
+
+    from kernelab.ops.rmsnorm.op import whole_vectors
+
+    def t(n, dtype=torch.bfloat16, offset=0):
+        return torch.empty(n + offset, dtype=dtype)[offset:]  # CPU allocations are 64-byte aligned
+
+    assert whole_vectors(8, t(16), t(16), t(8))
+    assert whole_vectors(4, t(8, torch.float32), t(8, torch.float32))
+    assert not whole_vectors(4, t(8), t(8))  # 8 bytes a bf16 row: rows 1, 3, ... start mid-vector
+    assert not whole_vectors(6, t(12, torch.float32), t(12, torch.float32))  # 24 bytes a row
+    assert not whole_vectors(8, t(16, offset=1), t(16))  # x one element past a boundary
+    assert not whole_vectors(8, t(16), t(16), t(8, offset=4))  # a parameter 8 bytes past one
+
+
+def test_layernorm_v5_launches_the_vec_kernel_only_on_whole_vector_rows():
+    """The op launches layernorm_vec_<dtype> where every row is whole aligned vectors (the bench shapes and the
+    aligned test cases) and the general kernel elsewhere (odd widths, offset views, misaligned parameters); a
+    sweep's empty `@vec_kernel` keeps the general kernel."""
+    from kernelab.ops.base import Case
+
+    from ._launch_recorder import record_launches
+
+    v5 = LN.variant("v5_l2_two_pass")
+    assert v5.meta["vec_kernel"] == "layernorm_vec"
+    runs = [(v5, Case((3, 8192), "bfloat16")), (v5, Case((3, 8192), "float32")), (v5, Case((2, 40000), "bfloat16")),
+            (v5, Case((3, 8191), "bfloat16")), (v5, Case((3, 8190), "float32")), (v5, Case((5, 1000), "bfloat16", offset=1)),
+            (v5, Case((3, 8192), "bfloat16", offset=1, layout="mixed_alignment")),
+            (v5, Case((5, 1000), "float32", layout="misaligned_params")),
+            (dataclasses.replace(v5, meta={**v5.meta, "vec_kernel": ""}), Case((3, 8192), "bfloat16"))]
+    names = [c[0] for c in record_launches(LN, runs)]
+    assert names == ["layernorm_vec_bf16", "layernorm_vec_f32", "layernorm_vec_bf16", "layernorm_bf16", "layernorm_f32",
+                     "layernorm_bf16", "layernorm_bf16", "layernorm_f32", "layernorm_bf16"]
+
+
+def test_layernorm_v5_vec_kernels_are_16_byte_only():
+    """layernorm_vec_*: no head / tail scalars and no element-by-element bodies, so every global store is 16 bytes
+    and the one scalar load is the row pivot's (lanes 0-2); fewer instructions than the general kernel (sm_90,
+    session 26: bf16 ~790 -> 622 on the bench path a thread and row); no spills on any CI arch."""
+    v5 = LN.variant("v5_l2_two_pass")
+    for arch in CI_ARCHS:
+        res = compile_file(v5.path, arch=arch, defines=LN.defines(v5)).resources
+        for dt in ("f32", "bf16"):
+            assert res[f"layernorm_vec_{dt}"].registers <= 40 and not res[f"layernorm_vec_{dt}"].spills, (arch, dt)
+    m = compile_file(v5.path, arch="sm_90", defines=LN.defines(v5))
+    for dt in ("f32", "bf16"):
+        vec, general = _sass_lines(m.cubin, f"layernorm_vec_{dt}"), _sass_lines(m.cubin, f"layernorm_{dt}")
+        stores = [ln for ln in vec if re.search(r"\bSTG\.", ln)]
+        loads = [ln for ln in vec if re.search(r"\bLDG\.", ln)]
+        assert stores and all(".128" in ln for ln in stores), stores
+        assert sum(".128" not in ln for ln in loads) == 1, loads  # the pivot's scalar
+        assert len(vec) < 0.6 * len(general), (dt, len(vec), len(general))
 
 
 def test_layernorm_v5_defaults_are_the_measured_build():

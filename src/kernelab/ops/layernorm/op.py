@@ -28,9 +28,10 @@ class LayerNorm(RowNorm):
     # 259.4-261.3 and torch.compile's 286.0-286.2 (docs/runs/2026-12-02-h200-sweep_ln23b.json). Session 24's
     # outlier-safe pivots cost bf16 v5 4%: 264.5 against v4's 261.7 in the same run
     # (docs/runs/nvidia-h200-20261202T130958.json; v4 259.4-262.7 across sessions 23-24), so bf16's best is v4
-    # again; fp32 v5 498.1, unchanged.
+    # again; fp32 v5 498.1, unchanged. Session 26: v5's whole-vector rows kernel (`@vec_kernel`) runs bf16 252.1 /
+    # 252.0 us against its general kernel's 259.6 / 259.8 and v4's 260.7 (docs/runs/2026-12-02-h200-sweep_ln26.json):
+    # v5 is the best in both dtypes again.
     best_variant = "v5_l2_two_pass"
-    best_variant_by_dtype = {"bfloat16": "v4_pinned_onebar"}
     has_bias = True
     default_eps = 1e-5
     # fp32: the mean's rounding error (~eps * log2(N) ~ 1e-6 at N = 8192, from an fp32 sum in any

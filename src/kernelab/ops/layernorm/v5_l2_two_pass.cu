@@ -144,6 +144,17 @@
 //   497.1-497.4 against 496.8-497.2, (2) 521.1-521.8; X2_AHEAD 2 in bf16 290.2-291.3. Fewer instructions and
 //   slower, as session 23's indexed pass 2: in bf16 what the loop's form does to the loads' timing matters more
 //   than its count (not measured: an ncu of the X2_STEPS build is the next look).
+// Session 26, rows of whole vectors (`@vec_kernel layernorm_vec`): the op launches layernorm_vec_<dtype>, the
+//   same row with kVecRows = true, when N fills whole 16-byte vectors and x, y, w and b start on 16-byte
+//   boundaries (rmsnorm/op.py's whole_vectors: every row is then aligned, as at the bench shapes). That build
+//   has no per-row geometry, no head / tail scalar loads and sums, no alignment branches before pass 2 and no
+//   scalar or shifted bodies; the general kernel serves every other row. Why: session 23's ncu put ~8 of bf16's
+//   ~20 instructions an element in per-row work over a thread's 32 elements. SASS (sm_90) on the bench path a
+//   thread and row: bf16 ~790 -> 622 instructions (pass 1 with the peel 283 -> 219, merge and pass-2 prologue
+//   ~209 -> 111, pass 2 75 -> 73 a vector), 38 -> 37 registers; fp32 39 -> 34. Predicted bf16 -3 to -5%, fp32 -1
+//   to -2%. Measured (sweep ln26, docs/runs/2026-12-02-h200-sweep_ln26.json, one process, alternating): bf16
+//   252.1 / 252.0 us against the general kernel's 259.6 / 259.8 (-2.9%; v4 260.7, torch.compile 285.9), fp32
+//   498.9 / 498.8 against 498.7 / 499.1 (no change: fp32 runs at the copy rate already).
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
@@ -166,6 +177,9 @@
 // @block_bf16 256
 // @rows_per_block 1
 // @access_bytes 16
+// @vec_kernel layernorm_vec
+// (`@vec_kernel K`: rows of whole aligned vectors launch K_f32 / K_bf16; a sweep's empty value keeps the
+// general kernel.)
 // Threads an SM the register cap allows, per dtype (a sweep's SM_THREADS sets both): fp32 1536 (40
 // registers: three rows an SM; session 19), bf16 1536 (six 256-thread rows an SM; session 23; 2048
 // before, 32 registers).
@@ -266,7 +280,7 @@ __device__ __forceinline__ uint4 affine_vec<__nv_bfloat16>(const uint4& x, const
 // phase and y still goes 16 bytes at a time. kScalar (y out of x's phase: the tests' mixed-alignment
 // views): x's vectors are still 16-byte loads, one a step, and w, b and y go element by element:
 // with per-array run-time flags the bf16 body spilled 8-48 bytes at 40 registers (NVRTC 13.0).
-template <typename T, l2tp::Body B, int G>
+template <typename T, l2tp::Body B, int G, bool kVecRows = false>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, const T* __restrict__ b,
                                           T* __restrict__ yr, const rows::Geometry& geo, int g, float pivot,
                                           const kl::LnScale& s, const l2tp::Policies& pol) {
@@ -274,10 +288,10 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   constexpr int V = rows::Traits<T>::V, U2 = kFast ? UNROLL2 : 1;
   // Head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but pivot and s (mean, rstd)
   // stays live into the vector loop.
-  if (g < geo.head)
+  if (!kVecRows && g < geo.head)
     yr[g] = rows::from_float<T>(
         affine(rows::to_float(xr[g]), pivot, s, rows::to_float(w[g]), rows::to_float(b[g])));
-  if (g < geo.tail) {
+  if (!kVecRows && g < geo.tail) {
     const int col = geo.head + geo.nvec * V + g;
     yr[col] = rows::from_float<T>(
         affine(rows::to_float(xr[col]), pivot, s, rows::to_float(w[col]), rows::to_float(b[col])));
@@ -332,7 +346,7 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   }
 }
 
-template <typename T, int BLK>
+template <typename T, int BLK, bool kVecRows = false>
 __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T* __restrict__ w,
                                                const T* __restrict__ b, T* __restrict__ y, int M, int N, float eps) {
   constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
@@ -346,7 +360,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   const int g = pl.g;
   const T* xr = x + (size_t)(live ? pl.row : 0) * N;
   T* yr = y + (size_t)(live ? pl.row : 0) * N;
-  const rows::Geometry geo = live ? rows::geometry(xr, N) : rows::Geometry{0, 0, 0};
+  const rows::Geometry geo = !live ? rows::Geometry{0, 0, 0}
+                             : kVecRows ? rows::Geometry{0, N / rows::Traits<T>::V, 0} : rows::geometry(xr, N);
   const l2tp::Policies pol;
 
   // Pass 1: the head/tail scalars and U vectors per step; per thread S = sum d and Q = sum d^2,
@@ -359,7 +374,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   // analysis.load_order); tp costs no load, and the row's pivot, one load a lane issued with the peel,
   // is shuffled and taken after the loop.
   constexpr bool kPeel = sizeof(T) == 4 ? PASS1_PEEL_F32 : PASS1_PEEL_BF16;
-  const bool own_h = g < geo.head, own_t = g < geo.tail;
+  const bool own_h = !kVecRows && g < geo.head, own_t = !kVecRows && g < geo.tail;
   float tp, S, Q, pivot_lane = 0.0f;
   constexpr bool kMerge = sizeof(T) == 4 ? LN5_MERGE_F32 : LN5_MERGE_BF16;  // shifted sums
   if constexpr (kPeel) {
@@ -372,8 +387,8 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
     uint4 raw0[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) raw0[u] = l2tp::ldx1(px + u * G, u * G < rem, pol);
-    const float hx = l2tp::ld_scalar_if<T>(xr + g, own_h);
-    const float tx = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t);
+    const float hx = kVecRows ? 0.0f : l2tp::ld_scalar_if<T>(xr + g, own_h);
+    const float tx = kVecRows ? 0.0f : l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, own_t);
     // The row's pivot: lanes 0-2 load x[0..2] here, the shuffles and the median wait for after the loop.
     pivot_lane = kl::row_pivot_lane<T>(xr, N, live);
     // tp: the median of the first vector's first three elements (the first element alone is x[0] in
@@ -515,7 +530,9 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   const kl::LnScale sc = kl::ln_scale(mean, rstd);  // mean: about the pivot
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
-  if (!l2tp::co_aligned(xr, yr)) {
+  if constexpr (kVecRows) {
+    write_row<T, l2tp::Body::kAligned, G, true>(xr, w, b, yr, geo, g, pivot, sc, pol);
+  } else if (!l2tp::co_aligned(xr, yr)) {
     write_row<T, l2tp::Body::kScalar, G>(xr, w, b, yr, geo, g, pivot, sc, pol);
   } else if (rows::aligned16(w + geo.head) && rows::aligned16(b + geo.head)) {
     write_row<T, l2tp::Body::kAligned, G>(xr, w, b, yr, geo, g, pivot, sc, pol);
@@ -537,4 +554,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK_BF16, LN5_MIN_BLOCKS_BF16) la
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
     __nv_bfloat16* __restrict__ y, int M, int N, float eps) {
   ln5::layernorm_rows<__nv_bfloat16, BLOCK_BF16>(x, w, b, y, M, N, eps);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, LN5_MIN_BLOCKS_F32) layernorm_vec_f32(
+    const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int M,
+    int N, float eps) {
+  ln5::layernorm_rows<float, BLOCK_F32, true>(x, w, b, y, M, N, eps);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, LN5_MIN_BLOCKS_BF16) layernorm_vec_bf16(
+    const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
+    __nv_bfloat16* __restrict__ y, int M, int N, float eps) {
+  ln5::layernorm_rows<__nv_bfloat16, BLOCK_BF16, true>(x, w, b, y, M, N, eps);
 }
