@@ -85,6 +85,7 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     ln25c:     (session 25) layernorm bf16 32768 x 8192: v5 at 2048 threads an SM, v4 PARAMS_AHEAD 4 / PARAMS_EARLY 0.
     ln26:      (session 26) layernorm 32768 x 8192, both dtypes: v5's whole-vector rows kernel (`@vec_kernel`)
                against its general kernel.
+    rms26:     (session 26) rmsnorm 32768 x 8192, both dtypes: v4's whole-vector rows kernel against its general one.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -656,6 +657,24 @@ def ln26_sweeps(selected):
     return out
 
 
+def rms26_sweeps(selected):
+    """rmsnorm 32768 x 8192, bf16 and fp32: v4_l2_two_pass with `@vec_kernel rmsnorm_vec` (layernorm v5's session-26
+    build: no geometry, head / tail scalars or body choice a row) against its general kernel, alternating twice,
+    torch.compile before and after. Predicted from sm_90 SASS (848 -> 424 lines bf16, 632 -> 328 fp32; both near
+    the copy rate already, rmsnorm bf16 issues 60% of its slots, session 23's ncu): bf16 -0.5 to -1.5%, fp32 within
+    0.5%. The paired runs had bf16 at 0.996x torch.compile, fp32 1.000x (session 18)."""
+    if "rmsnorm" not in selected:
+        return []
+    v4 = "v4_l2_two_pass"
+    out = []
+    for dt in ("bfloat16", "float32"):
+        cands = [Candidate(f"{v4} vec", "existing", v4), Candidate(f"{v4} general", "new", v4, meta={"vec_kernel": ""})]
+        out.append(Sweep("rmsnorm", Case((32768, 8192), dt), "cold", Case((1000, 8192), dt),
+                         [Candidate("torch.compile", "peer")] + cands + again(cands)
+                         + [Candidate("torch.compile again", "peer")]))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -665,7 +684,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
-        "ln26": ln26_sweeps}
+        "ln26": ln26_sweeps, "rms26": rms26_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

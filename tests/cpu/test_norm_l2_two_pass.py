@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
+
 from kernelab.analysis.load_order import load_order
 from kernelab.analysis.sass import disassemble, run_cuobjdump, sass_mix
 from kernelab.gpu import CI_ARCHS, compile_file
@@ -95,43 +97,47 @@ def test_whole_vectors_needs_every_tensor_aligned_and_whole_vector_rows():
     assert not whole_vectors(8, t(16), t(16), t(8, offset=4))  # a parameter 8 bytes past one
 
 
-def test_layernorm_v5_launches_the_vec_kernel_only_on_whole_vector_rows():
-    """The op launches layernorm_vec_<dtype> where every row is whole aligned vectors (the bench shapes and the
-    aligned test cases) and the general kernel elsewhere (odd widths, offset views, misaligned parameters); a
-    sweep's empty `@vec_kernel` keeps the general kernel."""
+@pytest.mark.parametrize("op, name", [(LN, "v5_l2_two_pass"), (RMS, "v4_l2_two_pass")], ids=["layernorm", "rmsnorm"])
+def test_vec_kernel_launches_only_on_whole_vector_rows(op, name):
+    """The op launches <op>_vec_<dtype> where every row is whole aligned vectors (the bench shapes and the aligned
+    test cases) and the general kernel elsewhere (odd widths, offset views, misaligned parameters); a sweep's
+    empty `@vec_kernel` keeps the general kernel."""
     from kernelab.ops.base import Case
 
     from ._launch_recorder import record_launches
 
-    v5 = LN.variant("v5_l2_two_pass")
-    assert v5.meta["vec_kernel"] == "layernorm_vec"
-    runs = [(v5, Case((3, 8192), "bfloat16")), (v5, Case((3, 8192), "float32")), (v5, Case((2, 40000), "bfloat16")),
-            (v5, Case((3, 8191), "bfloat16")), (v5, Case((3, 8190), "float32")), (v5, Case((5, 1000), "bfloat16", offset=1)),
-            (v5, Case((3, 8192), "bfloat16", offset=1, layout="mixed_alignment")),
-            (v5, Case((5, 1000), "float32", layout="misaligned_params")),
-            (dataclasses.replace(v5, meta={**v5.meta, "vec_kernel": ""}), Case((3, 8192), "bfloat16"))]
-    names = [c[0] for c in record_launches(LN, runs)]
-    assert names == ["layernorm_vec_bf16", "layernorm_vec_f32", "layernorm_vec_bf16", "layernorm_bf16", "layernorm_f32",
-                     "layernorm_bf16", "layernorm_bf16", "layernorm_f32", "layernorm_bf16"]
+    v = op.variant(name)
+    vec, gen = v.meta["vec_kernel"], op.kernel_entry
+    assert vec == f"{gen}_vec"
+    runs = [(v, Case((3, 8192), "bfloat16")), (v, Case((3, 8192), "float32")), (v, Case((2, 40000), "bfloat16")),
+            (v, Case((3, 8191), "bfloat16")), (v, Case((3, 8190), "float32")), (v, Case((5, 1000), "bfloat16", offset=1)),
+            (v, Case((3, 8192), "bfloat16", offset=1, layout="mixed_alignment")),
+            (v, Case((5, 1000), "float32", layout="misaligned_params")),
+            (dataclasses.replace(v, meta={**v.meta, "vec_kernel": ""}), Case((3, 8192), "bfloat16"))]
+    names = [c[0] for c in record_launches(op, runs)]
+    assert names == [f"{vec}_bf16", f"{vec}_f32", f"{vec}_bf16", f"{gen}_bf16", f"{gen}_f32", f"{gen}_bf16",
+                     f"{gen}_bf16", f"{gen}_f32", f"{gen}_bf16"]
 
 
-def test_layernorm_v5_vec_kernels_are_16_byte_only():
-    """layernorm_vec_*: no head / tail scalars and no element-by-element bodies, so every global store is 16 bytes
-    and the one scalar load is the row pivot's (lanes 0-2); fewer instructions than the general kernel (sm_90,
-    session 26: bf16 ~790 -> 622 on the bench path a thread and row); no spills on any CI arch."""
-    v5 = LN.variant("v5_l2_two_pass")
+@pytest.mark.parametrize("op, name", [(LN, "v5_l2_two_pass"), (RMS, "v4_l2_two_pass")], ids=["layernorm", "rmsnorm"])
+def test_vec_kernels_are_16_byte_only(op, name):
+    """<op>_vec_*: no head / tail scalars and no element-by-element bodies, so every global access is 16 bytes but
+    layernorm's row pivot (one scalar load, lanes 0-2); about half the general kernel's SASS (sm_90, session 26:
+    layernorm bf16 ~790 -> 622 instructions on the bench path a thread and row); no spills on any CI arch."""
+    v = op.variant(name)
+    vec, gen = v.meta["vec_kernel"], op.kernel_entry
     for arch in CI_ARCHS:
-        res = compile_file(v5.path, arch=arch, defines=LN.defines(v5)).resources
+        res = compile_file(v.path, arch=arch, defines=op.defines(v)).resources
         for dt in ("f32", "bf16"):
-            assert res[f"layernorm_vec_{dt}"].registers <= 40 and not res[f"layernorm_vec_{dt}"].spills, (arch, dt)
-    m = compile_file(v5.path, arch="sm_90", defines=LN.defines(v5))
+            assert res[f"{vec}_{dt}"].registers <= 40 and not res[f"{vec}_{dt}"].spills, (arch, dt)
+    m = compile_file(v.path, arch="sm_90", defines=op.defines(v))
     for dt in ("f32", "bf16"):
-        vec, general = _sass_lines(m.cubin, f"layernorm_vec_{dt}"), _sass_lines(m.cubin, f"layernorm_{dt}")
-        stores = [ln for ln in vec if re.search(r"\bSTG\.", ln)]
-        loads = [ln for ln in vec if re.search(r"\bLDG\.", ln)]
+        lines, general = _sass_lines(m.cubin, f"{vec}_{dt}"), _sass_lines(m.cubin, f"{gen}_{dt}")
+        stores = [ln for ln in lines if re.search(r"\bSTG\.", ln)]
+        loads = [ln for ln in lines if re.search(r"\bLDG\.", ln)]
         assert stores and all(".128" in ln for ln in stores), stores
-        assert sum(".128" not in ln for ln in loads) == 1, loads  # the pivot's scalar
-        assert len(vec) < 0.6 * len(general), (dt, len(vec), len(general))
+        assert sum(".128" not in ln for ln in loads) == (1 if op is LN else 0), loads
+        assert len(lines) < 0.6 * len(general), (dt, len(lines), len(general))
 
 
 def test_layernorm_v5_defaults_are_the_measured_build():

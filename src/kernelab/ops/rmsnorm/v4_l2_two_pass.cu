@@ -82,6 +82,7 @@
 // @block_bf16 256
 // @rows_per_block 1
 // @access_bytes 16
+// @vec_kernel rmsnorm_vec
 // Per-dtype geometry (session 5 sweep, below): `@block_bf16` / `@block_f32` (the op passes them as
 // BLOCK_BF16 / BLOCK_F32; norm_l2.cuh defaults them to BLOCK) and the threads per SM each register cap allows.
 #ifdef SM_THREADS  // a sweep's one value for both
@@ -110,15 +111,15 @@ namespace rms4 {
 // kScalar (y out of x's phase: the tests' mixed-alignment views): x's vectors are 16-byte loads,
 // one a step, and w and y go element by element (layernorm v5's general body: per-array run-time
 // flags cost registers).
-template <typename T, l2tp::Body B, int G>
+template <typename T, l2tp::Body B, int G, bool kVecRows = false>
 __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __restrict__ w, T* __restrict__ yr,
                                           const rows::Geometry& geo, int g, float rstd, const l2tp::Policies& pol) {
   constexpr bool kVec = B != l2tp::Body::kScalar;
   constexpr int V = rows::Traits<T>::V, U2 = kVec ? UNROLL2 : 1;
   // The head and tail scalars first, re-read (L1/L2 hits): nothing of pass 1 but rstd stays live
   // into the vector loop (held across it, they cost 2 of the 32 registers and spilled).
-  if (g < geo.head) yr[g] = rows::from_float<T>(rows::to_float(xr[g]) * rstd * rows::to_float(w[g]));
-  if (g < geo.tail) {
+  if (!kVecRows && g < geo.head) yr[g] = rows::from_float<T>(rows::to_float(xr[g]) * rstd * rows::to_float(w[g]));
+  if (!kVecRows && g < geo.tail) {
     const int col = geo.head + geo.nvec * V + g;
     yr[col] = rows::from_float<T>(rows::to_float(xr[col]) * rstd * rows::to_float(w[col]));
   }
@@ -152,7 +153,9 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
   }
 }
 
-template <typename T, int BLK>
+// kVecRows (the `@vec_kernel` build, session 26): every row is whole 16-byte vectors at aligned addresses, as
+// are w and y (the op checks: rmsnorm/op.py whole_vectors), so no geometry, head / tail scalars or body choice.
+template <typename T, int BLK, bool kVecRows = false>
 __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int M,
                                              int N, float eps) {
   constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
@@ -166,7 +169,8 @@ __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* _
   const int g = pl.g;
   const T* xr = x + (size_t)(live ? pl.row : 0) * N;
   T* yr = y + (size_t)(live ? pl.row : 0) * N;
-  const rows::Geometry geo = live ? rows::geometry(xr, N) : rows::Geometry{0, 0, 0};
+  const rows::Geometry geo = !live ? rows::Geometry{0, 0, 0}
+                             : kVecRows ? rows::Geometry{0, N / V, 0} : rows::geometry(xr, N);
   const l2tp::Policies pol;
   const uint4* xv = reinterpret_cast<const uint4*>(xr + geo.head);
 
@@ -178,8 +182,8 @@ __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* _
 #pragma unroll
   for (int u = 0; u < U; ++u) raw[u] = l2tp::ldx1(px + u * G, u * G < geo.nvec - g, pol);
 #endif
-  const float hv = l2tp::ld_scalar_if<T>(xr + g, g < geo.head);
-  const float tv = l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, g < geo.tail);
+  const float hv = kVecRows ? 0.0f : l2tp::ld_scalar_if<T>(xr + g, g < geo.head);
+  const float tv = kVecRows ? 0.0f : l2tp::ld_scalar_if<T>(xr + geo.head + geo.nvec * V + g, g < geo.tail);
   float acc[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) acc[u] = 0.0f;
@@ -225,7 +229,9 @@ __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* _
   const float rstd = rsqrtf(ss / static_cast<float>(N) + eps);
 
   // Pass 2, by the row's alignment (after the barrier: groups may take different bodies).
-  if (!l2tp::co_aligned(xr, yr)) {
+  if constexpr (kVecRows) {
+    write_row<T, l2tp::Body::kAligned, G, true>(xr, w, yr, geo, g, rstd, pol);
+  } else if (!l2tp::co_aligned(xr, yr)) {
     write_row<T, l2tp::Body::kScalar, G>(xr, w, yr, geo, g, rstd, pol);
   } else if (rows::aligned16(w + geo.head)) {
     write_row<T, l2tp::Body::kAligned, G>(xr, w, yr, geo, g, rstd, pol);
@@ -246,4 +252,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_BF16, RMS4_MIN_BLOCKS_BF16) r
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y, int M,
     int N, float eps) {
   rms4::rmsnorm_rows<__nv_bfloat16, BLOCK_BF16>(x, w, y, M, N, eps);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK_F32, RMS4_MIN_BLOCKS_F32) rmsnorm_vec_f32(
+    const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int M, int N, float eps) {
+  rms4::rmsnorm_rows<float, BLOCK_F32, true>(x, w, y, M, N, eps);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK_BF16, RMS4_MIN_BLOCKS_BF16) rmsnorm_vec_bf16(
+    const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y, int M,
+    int N, float eps) {
+  rms4::rmsnorm_rows<__nv_bfloat16, BLOCK_BF16, true>(x, w, y, M, N, eps);
 }
