@@ -662,13 +662,15 @@ def rms26_sweeps(selected):
     build: no geometry, head / tail scalars or body choice a row) against its general kernel, alternating twice,
     torch.compile before and after. Predicted from sm_90 SASS (848 -> 424 lines bf16, 632 -> 328 fp32; both near
     the copy rate already, rmsnorm bf16 issues 60% of its slots, session 23's ncu): bf16 -0.5 to -1.5%, fp32 within
-    0.5%. The paired runs had bf16 at 0.996x torch.compile, fp32 1.000x (session 18)."""
+    0.5%. The paired runs had bf16 at 0.996x torch.compile, fp32 1.000x (session 18). Measured: bf16 vec 251.4 / 251.9
+    against 250.1 / 249.7 (slower), fp32 a tie: the vec build stays a knob for rmsnorm."""
     if "rmsnorm" not in selected:
         return []
     v4 = "v4_l2_two_pass"
     out = []
     for dt in ("bfloat16", "float32"):
-        cands = [Candidate(f"{v4} vec", "existing", v4), Candidate(f"{v4} general", "new", v4, meta={"vec_kernel": ""})]
+        # (ran at f9d377e with the vec build as the header's default; since, it is the knob and the general kernel the default)
+        cands = [Candidate(f"{v4} vec", "new", v4, meta={"vec_kernel": "rmsnorm_vec"}), Candidate(f"{v4} general", "existing", v4)]
         out.append(Sweep("rmsnorm", Case((32768, 8192), dt), "cold", Case((1000, 8192), dt),
                          [Candidate("torch.compile", "peer")] + cands + again(cands)
                          + [Candidate("torch.compile again", "peer")]))

@@ -76,13 +76,21 @@
 // (SHIFT_WORDS 0) 278.2 / 278.8 and 499.9 / 499.9; the aligned rows (8192 bf16) 248.4 / 249.2 against
 // 248.0 / 249.1 without the new body. Predicted: within 5% of the 8192 rows' time, met for fp32 (500.8
 // against ~497) and missed for bf16 (272 against ~249: 9%).
+// Session 26, a whole-vector rows build (layernorm v5's: rmsnorm_vec_f32 / _bf16, kVecRows; no geometry, head /
+//   tail scalars or body choice a row; sm_90 SASS bf16 848 -> 424 lines, 50 -> 38 registers, fp32 632 -> 328).
+//   Predicted bf16 -0.5 to -1.5%, fp32 within 0.5%. Measured (sweep rms26, docs/runs/2026-12-02-h200-sweep_rms26.json,
+//   one process, alternating): bf16 251.4 / 251.9 us against the general kernel's 250.1 / 249.7 (+0.7%: slower),
+//   fp32 498.5 / 498.8 against 499.1 (a tie); `kernelab run --op rmsnorm` with it (f9d377e,
+//   docs/runs/nvidia-h200-20261202T174243.json) bf16 252.3, paired 0.985x torch.compile (0.996x without it,
+//   session 18). Wrong in sign: rmsnorm issues 60% of its slots (session 23's ncu), so the instructions were
+//   not what it waits on; why the leaner build is slower is not measured. Kept as a knob, off: the header
+//   value `@vec_kernel rmsnorm_vec` (a sweep's meta) turns it on.
 //
 // @strategy rows
 // @block 512
 // @block_bf16 256
 // @rows_per_block 1
 // @access_bytes 16
-// @vec_kernel rmsnorm_vec
 // Per-dtype geometry (session 5 sweep, below): `@block_bf16` / `@block_f32` (the op passes them as
 // BLOCK_BF16 / BLOCK_F32; norm_l2.cuh defaults them to BLOCK) and the threads per SM each register cap allows.
 #ifdef SM_THREADS  // a sweep's one value for both
