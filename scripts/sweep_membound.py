@@ -35,7 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from kernelab.ops import Case, discover  # noqa: E402  (no torch, no CUDA at import)
-from kernelab.check.inputs import DTYPES  # noqa: E402
 from kernelab.ops.build import launch_variant  # noqa: E402
 
 OPS_ORDER = ("rmsnorm", "layernorm", "sum", "gelu_bias", "transpose", "softmax")
@@ -363,14 +362,8 @@ def precompile(jobs: list, workers: int) -> float:
 
 def instance_name(op, v, case) -> list:
     """Kernel names a launch of `v` on `case` runs (for registers and spills in the results)."""
-    suffix = DTYPES[case.dtype]
     if op.name in ("rmsnorm", "layernorm"):
-        p = op.plan(v, case.shape[1], case.dtype)
-        esize = 2 if case.dtype == "bfloat16" else 4
-        if p.name is None and v.meta.get("vec_kernel") and case.offset == 0 and case.layout != "misaligned_params" \
-                and case.shape[1] * esize % 16 == 0:  # whole 16-byte vectors at torch's aligned allocations
-            return [f"{v.meta['vec_kernel']}_{suffix}"]
-        return [op.kernel_name(case.dtype) if p.name is None else f"{p.name}_{suffix}"]
+        return [op.static_kernel(v, case)[0]]  # the plan's instance, `@vec_kernel`'s build or the contract kernel
     if op.name == "sum":
         finish = v.meta.get("finish", "sum_finish").split()[0]
         return [op.kernel_name(case.dtype)] + ([] if finish in ("recursive", "ticket") else [finish])

@@ -651,7 +651,8 @@ def ln26_sweeps(selected):
         return []
     out = []
     for dt in ("bfloat16", "float32"):
-        cands = [Candidate(f"{LN5} vec", "existing", LN5), Candidate(f"{LN5} general", "new", LN5, meta={"vec_kernel": ""})]
+        cands = [Candidate(f"{LN5} vec", "existing", LN5),
+                 Candidate(f"{LN5} general", "new", LN5, meta={"vec_kernel": ""})]
         shifted = Case((1000, 8192), dt, params=(("shift", 1000.0),))
         out.append(ln_sweep(dt, cands + again(cands), shifted))
     return out
@@ -669,8 +670,10 @@ def rms26_sweeps(selected):
     v4 = "v4_l2_two_pass"
     out = []
     for dt in ("bfloat16", "float32"):
-        # (ran at f9d377e with the vec build as the header's default; since, it is the knob and the general kernel the default)
-        cands = [Candidate(f"{v4} vec", "new", v4, meta={"vec_kernel": "rmsnorm_vec"}), Candidate(f"{v4} general", "existing", v4)]
+        # (ran at f9d377e with the vec build as the header's default; since, it is a knob and the general kernel
+        # the default)
+        cands = [Candidate(f"{v4} vec", "new", v4, meta={"vec_kernel": "rmsnorm_vec"}),
+                 Candidate(f"{v4} general", "existing", v4)]
         out.append(Sweep("rmsnorm", Case((32768, 8192), dt), "cold", Case((1000, 8192), dt),
                          [Candidate("torch.compile", "peer")] + cands + again(cands)
                          + [Candidate("torch.compile again", "peer")]))

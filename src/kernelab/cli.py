@@ -7,6 +7,7 @@ then prints one JSON document on stdout instead of tables.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -31,15 +32,24 @@ def _emit_json(obj) -> None:
 
 
 def _kernel_blocks(compiled, variant, default: int) -> dict[str, int]:
-    """Threads a block for each kernel of a variant's module: a kernel named `*_bf16` / `*_f32` takes that
-    dtype's `@block_bf16` / `@block_f32` where the header has one, every kernel `@block` (or `default`)."""
+    """Threads a block for each kernel of a variant's module: an instance named `*_t<N>_<dtype>` (rmsnorm's
+    block_t256, softmax's online_t512) its N; a kernel named `*_bf16` / `*_f32` that dtype's block from the
+    header (Variant.block_for: `@block` or `@threads`, `@block_bf16` / `@block_f32` where it has them); any
+    other the header's `@block` / `@threads`, or `default`."""
     from .check.inputs import DTYPES
 
     by_suffix = {f"_{sfx}": dtype for dtype, sfx in DTYPES.items()}
+    plain = variant.meta_int("block", variant.meta_int("threads", default))
     out = {}
     for name in compiled.kernel_names():
+        own = re.search(r"_t(\d+)_(?:" + "|".join(DTYPES.values()) + r")$", name)
         dtype = next((dt for sfx, dt in by_suffix.items() if name.endswith(sfx)), None)
-        out[name] = variant.meta_int_for("block", dtype, default) if dtype else variant.meta_int("block", default)
+        if own:
+            out[name] = int(own.group(1))
+        elif dtype:
+            out[name] = variant.block_for(dtype) or default
+        else:
+            out[name] = plain
     return out
 
 

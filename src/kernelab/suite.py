@@ -119,20 +119,22 @@ def static_rows(plan: Plan, sel: Selection, progress: Callable[[str], None] | No
             rows.append(Row(plan.op.name, v.name, "variant", {}, status="compile_error", reason="compile_error", detail=str(e)))
             continue
         resources = {k: r.to_dict() for k, r in m.resources.items()}
-        occ_by_dtype = {}  # per dtype: its own kernel and block where the module has them (@block_bf16)
-        for dtype in sorted({c.dtype for c in plan.cases}):
-            block = v.block_for(dtype)
-            if not (block and m.resources):
-                continue
-            own = m.resources.get(plan.op.kernel_name(dtype))
-            worst = own or max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
-            dyn = max(plan.op.dynamic_smem(v, c) for c in plan.cases if c.dtype == dtype)
-            occ = analysis.occupancy_for_kernel(worst, spec.cc, block, dyn)
-            occ_by_dtype[dtype] = {**occ.to_dict(), "block": block}
+        # (kernel, block, dynamic smem) -> occupancy: each case's own kernel and block (@block_bf16, plans)
+        occ_cache = {}
         for case in plan.cases:
             if case.dtype not in v.dtypes(plan.op):
                 continue
-            occ = occ_by_dtype.get(case.dtype, {})
+            occ = {}
+            launched = plan.op.static_kernel(v, case) if m.resources else None
+            if launched:
+                name, block = launched
+                # a kernel the module does not name (a macro-built instance): the heaviest one, as a bound
+                res = m.resources.get(name) or max(m.resources.values(), key=lambda r: (r.registers, r.shared_static))
+                key = (res.name, block, plan.op.dynamic_smem(v, case))
+                if key not in occ_cache:
+                    occ = analysis.occupancy_for_kernel(res, spec.cc, block, key[2])
+                    occ_cache[key] = {**occ.to_dict(), "block": block}
+                occ = occ_cache[key]
             work = plan.op.work(case)
             floor = analysis.floor_seconds(work, spec)
             rows.append(Row(plan.op.name, v.name, "variant", case.to_dict(), status="static",

@@ -284,10 +284,10 @@ def result_metrics(work, seconds: float, spec, ceilings: dict) -> dict:
 def _occupancy(op, module, variant, case, row: Row) -> None:
     from . import analysis
 
-    kernel = module.kernel(op.kernel_name(case.dtype)) if op.kernel_name(case.dtype) in module.signatures else None
-    block = variant.block_for(case.dtype)
-    if kernel is None or block is None:
+    launched = op.static_kernel(variant, case)  # the case's own kernel and block (@block_bf16, a plan's instance)
+    if launched is None or launched[0] not in module.signatures:
         return
+    kernel, block = module.kernel(launched[0]), launched[1]
     r = kernel.resources
     dev = analysis.spec_for(None)
     try:

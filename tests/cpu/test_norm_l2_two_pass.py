@@ -101,7 +101,9 @@ def _with_vec(op, name):
     """The variant with its `@vec_kernel` on: layernorm v5's header sets it; rmsnorm v4's build is a knob (session 26's
     sweep rms26: bf16 +0.7% with it), so its header leaves it out and a sweep's meta turns it on."""
     v = op.variant(name)
-    return v if "vec_kernel" in v.meta else dataclasses.replace(v, meta={**v.meta, "vec_kernel": f"{op.kernel_entry}_vec"})
+    if "vec_kernel" in v.meta:
+        return v
+    return dataclasses.replace(v, meta={**v.meta, "vec_kernel": f"{op.kernel_entry}_vec"})
 
 
 def test_vec_kernel_defaults_are_the_measured_ones():
@@ -122,7 +124,8 @@ def test_vec_kernel_launches_only_on_whole_vector_rows(op, name):
     vec, gen = v.meta["vec_kernel"], op.kernel_entry
     assert vec == f"{gen}_vec"
     runs = [(v, Case((3, 8192), "bfloat16")), (v, Case((3, 8192), "float32")), (v, Case((2, 40000), "bfloat16")),
-            (v, Case((3, 8191), "bfloat16")), (v, Case((3, 8190), "float32")), (v, Case((5, 1000), "bfloat16", offset=1)),
+            (v, Case((3, 8191), "bfloat16")), (v, Case((3, 8190), "float32")),
+            (v, Case((5, 1000), "bfloat16", offset=1)),
             (v, Case((3, 8192), "bfloat16", offset=1, layout="mixed_alignment")),
             (v, Case((5, 1000), "float32", layout="misaligned_params")),
             (dataclasses.replace(v, meta={**v.meta, "vec_kernel": ""}), Case((3, 8192), "bfloat16"))]

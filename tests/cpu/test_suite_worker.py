@@ -472,3 +472,55 @@ def test_cli_kernel_blocks_follow_the_kernel_name_suffix():
     blocks = _kernel_blocks(Compiled(), v4, 128)
     assert blocks == {"transpose_f32": 512, "transpose_bf16": 256, "transpose_shifted_f32": 512,
                       "transpose_shifted_bf16": 256, "helper": 256}
+
+
+def test_run_suite_static_occupancy_follows_the_plan_and_the_vec_kernel(no_gpu, tmp_path):
+    """layernorm v4 has no `@block` (its plan picks a block_t<N> instance per width): its static rows carry the
+    occupancy of the instance the bench shape launches (bf16 256 threads, fp32 512), where they had none; v5's
+    rows carry its whole-vector build's (layernorm_vec_*, `@vec_kernel`)."""
+    res = run_suite(Selection(ops=["layernorm"], variants=["v4", "v5"], quick=True), results_dir=None)
+    occ = {(r.name, r.case["dtype"]): r.occupancy for r in res.rows if list(r.case.get("shape", ())) == [32768, 8192]}
+    assert occ[("v4_pinned_onebar", "bfloat16")]["block"] == 256
+    assert occ[("v4_pinned_onebar", "float32")]["block"] == 512
+    assert occ[("v4_pinned_onebar", "bfloat16")]["blocks_per_sm"] >= 4  # 64 registers at most: 1024 threads an SM
+    assert occ[("v5_l2_two_pass", "bfloat16")]["block"] == 256 and occ[("v5_l2_two_pass", "float32")]["block"] == 512
+    assert occ[("v5_l2_two_pass", "bfloat16")]["blocks_per_sm"] == 6  # 37-38 registers: six 256-thread rows an SM
+
+
+def test_static_kernel_names_the_launched_kernel_and_block():
+    from kernelab.ops.base import Case
+
+    ln = select_ops(Selection(ops=["layernorm"]))[0]
+    v4, v5 = ln.variant("v4_pinned_onebar"), ln.variant("v5_l2_two_pass")
+    assert ln.static_kernel(v4, Case((32768, 8192), "bfloat16")) == ("layernorm_block_t256_bf16", 256)
+    assert ln.static_kernel(v4, Case((32768, 8192), "float32")) == ("layernorm_block_t512_f32", 512)
+    assert ln.static_kernel(v5, Case((32768, 8192), "bfloat16")) == ("layernorm_vec_bf16", 256)
+    assert ln.static_kernel(v5, Case((32768, 8192), "float32")) == ("layernorm_vec_f32", 512)
+    assert ln.static_kernel(v5, Case((5, 1000), "float32", offset=1)) == ("layernorm_f32", 512)
+    assert ln.static_kernel(v5, Case((5, 1000), "bfloat16", layout="misaligned_params")) == ("layernorm_bf16", 256)
+    assert ln.static_kernel(v5, Case((5, 1001), "bfloat16")) == ("layernorm_bf16", 256)
+    tr = select_ops(Selection(ops=["transpose"]))[0]
+    assert tr.static_kernel(tr.variant("v4_grouped_order"), Case((16384, 16384), "float32")) == ("transpose_f32", 512)
+
+
+def test_cli_kernel_blocks_take_threads_and_instance_names():
+    """`kernelab inspect --op`: softmax headers give `@threads` (v13: 1024), not `@block`, and instances named
+    *_t<N>_<dtype> carry their own block (they were all inspected at the default, 256)."""
+    from kernelab.cli import _kernel_blocks
+
+    sm = select_ops(Selection(ops=["softmax"]))[0]
+    ln = select_ops(Selection(ops=["layernorm"]))[0]
+
+    class Compiled:
+        def __init__(self, names):
+            self.names = names
+
+        def kernel_names(self):
+            return self.names
+
+    assert _kernel_blocks(Compiled(["softmax_f32", "softmax_bf16", "helper"]), sm.variant("v13_packed_regs"), 256) \
+        == {"softmax_f32": 1024, "softmax_bf16": 1024, "helper": 1024}
+    names = ["layernorm_block_t1024_bf16", "layernorm_block_t64_f32", "layernorm_stream_t512_f32", "layernorm_bf16"]
+    assert _kernel_blocks(Compiled(names), ln.variant("v4_pinned_onebar"), 256) == {
+        "layernorm_block_t1024_bf16": 1024, "layernorm_block_t64_f32": 64, "layernorm_stream_t512_f32": 512,
+        "layernorm_bf16": 256}

@@ -232,6 +232,13 @@ class OpSpec:
     def defines(self, variant: Variant) -> dict:
         return {}
 
+    def static_kernel(self, variant: Variant, case: Case) -> tuple[str, int] | None:
+        """(kernel name, threads a block) a launch of `variant` on `case` runs, as the header (and a plan)
+        say without a GPU: for occupancy in the static mode. Default: the contract kernel at the header's
+        block for the dtype; None where the header names no block (the op plans its own launch)."""
+        block = variant.block_for(case.dtype)
+        return None if block is None else (self.kernel_name(case.dtype), block)
+
     def dynamic_smem(self, variant: Variant, case: Case) -> int:
         """Bytes of dynamic shared memory a launch of `variant` on `case` asks for (for occupancy).
         Default: the variant's `@smem` header value, else 0."""

@@ -141,6 +141,20 @@ class RowNorm(OpSpec):
                     **variant.dtype_defines("block")}
         return {}
 
+    def static_kernel(self, variant, case):
+        """The plan's instance (fast_rows, registers) or the contract kernel; `@vec_kernel`'s build where the
+        case's rows are whole aligned vectors (no offset view, no misaligned parameters: torch's allocations
+        are aligned)."""
+        p = self.plan(variant, case.shape[1], case.dtype)
+        sfx = DTYPES[case.dtype]
+        if p.name is not None:
+            return f"{p.name}_{sfx}", p.block
+        vec = variant.meta.get("vec_kernel")
+        itemsize = 2 if case.dtype == "bfloat16" else 4
+        if vec and case.offset == 0 and case.layout != "misaligned_params" and case.shape[1] * itemsize % 16 == 0:
+            return f"{vec}_{sfx}", p.block
+        return self.kernel_name(case.dtype), p.block
+
     def supports(self, variant, case):
         reason = super().supports(variant, case)
         if reason:
