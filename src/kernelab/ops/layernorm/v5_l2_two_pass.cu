@@ -154,7 +154,10 @@
 //   ~209 -> 111, pass 2 75 -> 73 a vector), 38 -> 37 registers; fp32 39 -> 34. Predicted bf16 -3 to -5%, fp32 -1
 //   to -2%. Measured (sweep ln26, docs/runs/2026-12-02-h200-sweep_ln26.json, one process, alternating): bf16
 //   252.1 / 252.0 us against the general kernel's 259.6 / 259.8 (-2.9%; v4 260.7, torch.compile 285.9), fp32
-//   498.9 / 498.8 against 498.7 / 499.1 (no change: fp32 runs at the copy rate already).
+//   498.9 / 498.8 against 498.7 / 499.1 (no change: fp32 runs at the copy rate already). `kernelab run --op
+//   layernorm` at bddfcc8 (docs/runs/nvidia-h200-20261202T172311.json): bf16 251.0 us, paired 0.992x [0.991, 0.994]
+//   a same-bytes copy, 1.13x torch.compile (v4 259.1): bf16's best again. The same build of rmsnorm v4 lost 0.7%
+//   (its header, session 26): instructions were not what rmsnorm waited on.
 // Measured: BENCHMARKS.md, layernorm rows (full runs).
 //
 // Knobs (#ifndef macros, for sweeps; ../rmsnorm/norm_l2.cuh lists them with their PTX): the
