@@ -364,7 +364,7 @@ __device__ __forceinline__ void layernorm_rows(const T* __restrict__ x, const T*
   const T* xr = x + (size_t)(live ? pl.row : 0) * N;
   T* yr = y + (size_t)(live ? pl.row : 0) * N;
   const rows::Geometry geo = !live ? rows::Geometry{0, 0, 0}
-                             : kVecRows ? rows::Geometry{0, N / rows::Traits<T>::V, 0} : rows::geometry(xr, N);
+                             : kVecRows ? rows::Geometry{0, N / V, 0} : rows::geometry(xr, N);
   const l2tp::Policies pol;
 
   // Pass 1: the head/tail scalars and U vectors per step; per thread S = sum d and Q = sum d^2,

@@ -142,18 +142,20 @@ class RowNorm(OpSpec):
         return {}
 
     def static_kernel(self, variant, case):
-        """The plan's instance (fast_rows, registers) or the contract kernel; `@vec_kernel`'s build where the
-        case's rows are whole aligned vectors (no offset view, no misaligned parameters: torch's allocations
-        are aligned)."""
-        p = self.plan(variant, case.shape[1], case.dtype)
+        """The launched kernel for the case's layout: its rows are whole aligned vectors unless it is an offset
+        view or has misaligned parameters (torch's allocations are aligned)."""
+        itemsize = 2 if case.dtype == "bfloat16" else 4
+        whole = case.offset == 0 and case.layout != "misaligned_params" and case.shape[1] * itemsize % 16 == 0
+        return self._instance(variant, case, self.plan(variant, case.shape[1], case.dtype), whole)
+
+    def _instance(self, variant, case, p: Plan, whole: bool) -> tuple[str, int]:
+        """(kernel, block) of plan p: the plan's instance (fast_rows, registers), else `@vec_kernel`'s build where
+        every row is whole aligned vectors (`whole`), else the contract kernel. launch and static_kernel both ask."""
         sfx = DTYPES[case.dtype]
         if p.name is not None:
             return f"{p.name}_{sfx}", p.block
         vec = variant.meta.get("vec_kernel")
-        itemsize = 2 if case.dtype == "bfloat16" else 4
-        if vec and case.offset == 0 and case.layout != "misaligned_params" and case.shape[1] * itemsize % 16 == 0:
-            return f"{vec}_{sfx}", p.block
-        return self.kernel_name(case.dtype), p.block
+        return (f"{vec}_{sfx}" if vec and whole else self.kernel_name(case.dtype)), p.block
 
     def supports(self, variant, case):
         reason = super().supports(variant, case)
@@ -170,10 +172,9 @@ class RowNorm(OpSpec):
             raise ValueError(f"{self.name}: M = {m} and N = {n} must each be < 2^31 (the kernels index rows with int)")
         p = self.plan(variant, n, case.dtype)
         params = (inputs["weight"], inputs["bias"]) if self.has_bias else (inputs["weight"],)
-        k = kernel if p.name is None else kernel.module.kernel(f"{p.name}_{DTYPES[case.dtype]}")
-        vec = variant.meta.get("vec_kernel")
-        if p.name is None and vec and whole_vectors(n, inputs["x"], outputs["y"], *params):
-            k = kernel.module.kernel(f"{vec}_{DTYPES[case.dtype]}")
+        whole = bool(variant.meta.get("vec_kernel")) and whole_vectors(n, inputs["x"], outputs["y"], *params)
+        name, _ = self._instance(variant, case, p, whole)
+        k = kernel if name == self.kernel_name(case.dtype) else kernel.module.kernel(name)
         grid = p.grid(m)
         if variant.meta.get("grid") == "persistent" and p.capacity is not None:
             # `@grid persistent` (v3): the row-in-registers instances loop over rows, so the grid
