@@ -86,6 +86,11 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     ln26:      (session 26) layernorm 32768 x 8192, both dtypes: v5's whole-vector rows kernel (`@vec_kernel`)
                against its general kernel.
     rms26:     (session 26) rmsnorm 32768 x 8192, both dtypes: v4's whole-vector rows kernel against its general one.
+    fast27:    (session 27) softmax's wide rows (v4_dispatch's v12 / v14 main grids, staged_rows.cuh) with
+               SB_FAST_EXP 1 (exps as FFMA + EX2 with a thread's exact rounding residual folded back once,
+               bf16 maxima on packed pairs, the max and sum in four chains: 346 SASS instructions from the
+               first LDS to the warp merge where there were 437, sm_90 bf16 c8) against the default,
+               alternating twice: bf16 2048 x 131072 / 4096 x 65536 / 1024 x 262144, fp32 2048 x 131072.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -680,6 +685,23 @@ def rms26_sweeps(selected):
     return out
 
 
+def fast27_sweeps(selected):
+    """softmax wide rows: v4_dispatch with SB_FAST_EXP 1 against its default, alternating twice. The kernels are
+    latency-bound per warp (ncu, session 23: 48% of issue slots at ~7.5 cycles a warp instruction; the time follows
+    the SM clock, 353 us under ncu's locked clocks against 276 timed), so a row's time follows its instruction
+    stream: the sweep up to the merge is 21% shorter (bf16), the whole row ~13%. Predicted: bf16 2048 x 131072
+    -2 to -4% (v14 267 -> ~258-262 us), fp32 within 1% (its EX2 ablation saved nothing: nearer the copy rate)."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for m, n, dt in ((2048, 131072, "bfloat16"), (2048, 131072, "float32"), (4096, 65536, "bfloat16"),
+                     (1024, 262144, "bfloat16")):
+        cands = [Candidate(f"{V4} fast", "new", V4, defines={"SB_FAST_EXP": 1}),
+                 Candidate(f"{V4} default", "existing", V4)]
+        out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt), cands + again(cands)))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -689,7 +711,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
-        "ln26": ln26_sweeps, "rms26": rms26_sweeps}
+        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -240,3 +240,24 @@ def test_v4_dispatch_v12_rows_are_not_register_bound(arch):
             assert got == at_128.blocks_per_sm >= 1, (arch, dt, n, p.name, r.registers, got)
             seen += 1
     assert seen >= 8  # bf16 32769-262144 and fp32 65537-262144 go to v12 on every arch here
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_fast_exp_knob_sass():
+    """SB_FAST_EXP 1 (staged_rows.cuh): bf16 maxima on packed pairs (HMNMX2 / VHMNMX, none in the default build)
+    and each exp's argument one FFMA (at least 64 more than the default: one an element of the fast path's
+    8 x 8), the sweep's LDS.128 predicated rather than branched around. Both builds within 128 registers (two
+    256-thread blocks an SM), no spills."""
+    def sass(d):
+        m = compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), **d})
+        r = m.resources["softmax_dy_c8_bf16"]
+        assert r.registers <= 128 and not r.spills, (d, r.registers, r.spill_stores)
+        return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
+    default, fast = sass({}), sass({"SB_FAST_EXP": 1})
+    packed = r"\b(V?HMNMX2?)\.BF16_V2\b"
+    assert not re.search(packed, default)
+    assert len(re.findall(packed, fast)) >= 8, len(re.findall(packed, fast))
+    ffma = len(re.findall(r"\bFFMA\b", fast)) - len(re.findall(r"\bFFMA\b", default))
+    assert ffma >= 64, ffma  # one a bf16 element (K = 8 vectors x 8)
+    # The LDS.128 of the sweep are predicated (no branch around each), all 8 before the first exp.
+    assert len(re.findall(r"@!?P\d LDS\.128", fast)) == 8

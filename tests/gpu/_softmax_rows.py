@@ -52,9 +52,12 @@ def assert_every_cluster_loops(v, n: int, dtype: str, cluster: int, **case_kw) -
     assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
 
 
-def run_kernel(v, module, case: Case, dist: str = "normal", seed: int = 0):
-    """`v`'s launch of `module`'s contract kernel on `case`: (comparison with the reference, kernel that ran)."""
+def run_kernel(v, module, case: Case, dist: str = "normal", seed: int = 0, shift: float = 0.0):
+    """`v`'s launch of `module`'s contract kernel on `case`: (comparison with the reference, kernel that ran).
+    `shift` is added to x first (rows far from 0: an exponent's rounding there is a relative error of every exp)."""
     inputs = OP.make_inputs(case, seed, "cuda", dist)
+    if shift:
+        inputs["x"].add_(shift)
     outputs = OP.make_outputs(case, inputs)
     outputs["y"].fill_(float("nan"))
     try:

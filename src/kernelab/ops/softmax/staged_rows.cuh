@@ -33,6 +33,18 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #define SB_ABLATE 0
 #endif
 
+// SB_FAST_EXP 1 (session 27): the one sweep in fewer instructions an element, for this latency-bound
+// loop (ncu, session 23: 48% of issue slots, ~7.5 cycles a warp instruction, so a row's time follows
+// its instruction stream). exp(x - sh) as ex2(fma(x, LOG2E, -c)), c = fl(sh LOG2E): one FFMA where
+// (x - sh) * LOG2E took FADD + FMUL. c's rounding, c_lo = sh LOG2E - c (exact by one more fma), is the
+// same for all of a thread's exps; it comes back as one factor 2^-c_lo a thread and row on its sum
+// and on r, so nothing is lost (|sh| < 2^20 keeps |c_lo| <= 1/16; wider shifts, +inf and NaN maxima
+// take the FADD + FMUL path). bf16: the max over the raw packed pairs (max.bf16x2: half the
+// instructions, exact); the max and the sum in four independent chains, not one of 64.
+#ifndef SB_FAST_EXP
+#define SB_FAST_EXP 0
+#endif
+
 // The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
 // 256-thread blocks an SM wherever the ring leaves room, which needs <= 128 registers a thread. ptxas
 // for sm_90 stays within 128 by itself, and there the bound stays the header's SB_BLOCKS_PER_SM: a cap
@@ -63,6 +75,80 @@ enum class Exchange { cluster, group };
 
 extern __shared__ __align__(128) uint4 ring[];
 
+// max.bf16x2: the larger of each half (NaN loses to a number, as fmaxf), exact.
+__device__ __forceinline__ unsigned max_bf16x2(unsigned a, unsigned b) {
+  unsigned r;
+  asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
+// SB_FAST_EXP's sweep (see the knob): the thread's vectors of the stage into f (exps relative to
+// its max m), h / t (its head / tail scalars, exp'd alike), s their sum, fix = 2^-c_lo.
+template <typename T, int K>
+__device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt, float (&f)[K][rows::Traits<T>::V],
+                                           float& h, float& t, float& m, float& s, float& fix) {
+  constexpr int THREADS = SB_THREADS, V = rows::Traits<T>::V;
+  constexpr unsigned NEG_INF2 = 0xff80ff80u;  // two bf16 -inf (fp32: -inf is 0xff800000)
+  float mc[4] = {m, -INFINITY, -INFINITY, -INFINITY};
+  if constexpr (V == 8) {
+    uint4 raw[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) raw[k] = tid + k * THREADS < cnt ? stage[tid + k * THREADS] : make_uint4(NEG_INF2, NEG_INF2, NEG_INF2, NEG_INF2);
+    unsigned p[4] = {raw[0].x, raw[0].y, raw[0].z, raw[0].w};
+#pragma unroll
+    for (int k = 1; k < K; ++k) {
+      p[0] = max_bf16x2(p[0], raw[k].x);
+      p[1] = max_bf16x2(p[1], raw[k].y);
+      p[2] = max_bf16x2(p[2], raw[k].z);
+      p[3] = max_bf16x2(p[3], raw[k].w);
+    }
+    const unsigned q = max_bf16x2(max_bf16x2(p[0], p[1]), max_bf16x2(p[2], p[3]));
+    mc[1] = __uint_as_float(q << 16);
+    mc[2] = __uint_as_float(q & 0xffff0000u);
+#pragma unroll
+    for (int k = 0; k < K; ++k) rows::unpack<T>(raw[k], f[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (tid + k * THREADS < cnt) {
+        rows::unpack<T>(stage[tid + k * THREADS], f[k]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
+      }
+#pragma unroll
+      for (int v = 0; v < V; ++v) mc[v & 3] = fmaxf(mc[v & 3], f[k][v]);
+    }
+  }
+  m = fmaxf(fmaxf(mc[0], mc[1]), fmaxf(mc[2], mc[3]));
+  const float sh = shift_of(m);
+  float sc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (fabsf(sh) < 1048576.0f) {  // 2^20: |c| < 2^21, so |c_lo| <= ulp(c) / 2 <= 1/16
+    const float c = sh * LOG2E;
+    fix = ex2(-fmaf(sh, LOG2E, -c));  // c_lo = sh LOG2E - c, exact
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        f[k][v] = ex2(fmaf(f[k][v], LOG2E, -c));
+        sc[v & 3] += f[k][v];
+      }
+    h = ex2(fmaf(h, LOG2E, -c));
+    t = ex2(fmaf(t, LOG2E, -c));
+  } else {  // +inf or NaN max, or |max| >= 2^20: (x - sh) first, as exp_shifted
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        f[k][v] = exp_shifted(f[k][v], sh);
+        sc[v & 3] += f[k][v];
+      }
+    h = exp_shifted(h, sh);
+    t = exp_shifted(t, sh);
+  }
+  s = (sc[0] + sc[1]) + (sc[2] + sc[3]);
+}
+
 // Row `row`, the i-th of this block's loop, from stage i % S: the one sweep into registers, the
 // block merge, refill() (the caller's: the next row into the stage just freed), the exchange,
 // y from registers. The shared arrays are the caller's (one set per kernel).
@@ -88,32 +174,37 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   // The one sweep: K vectors a thread into fp32 registers (-inf where it owns none), its max.
   float f[K][V];
   float m = fmaxf(h, t);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const int j = tid + k * THREADS;
-    if (j < ch.cnt) {
-      rows::unpack<T>(stage[j], f[k]);
-    } else {
-#pragma unroll
-      for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
-    }
-#pragma unroll
-    for (int v = 0; v < V; ++v) m = fmaxf(m, f[k][v]);
-  }
-  // Exps in place (-inf -> 0) and their sum, relative to the thread's max.
-  const float sh = shift_of(m);
+  float fix = 1.0f;  // SB_FAST_EXP: the thread's 2^-c_lo, on its sum and on r
   float s = 0.0f;
+  if constexpr (SB_FAST_EXP) {
+    fast_sweep<T, K>(stage, tid, ch.cnt, f, h, t, m, s, fix);
+  } else {
 #pragma unroll
-  for (int k = 0; k < K; ++k)
+    for (int k = 0; k < K; ++k) {
+      const int j = tid + k * THREADS;
+      if (j < ch.cnt) {
+        rows::unpack<T>(stage[j], f[k]);
+      } else {
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      f[k][v] = (SB_ABLATE & 2) ? (f[k][v] - sh) * LOG2E : exp_shifted(f[k][v], sh);
-      s += f[k][v];
+        for (int v = 0; v < V; ++v) f[k][v] = -INFINITY;
+      }
+#pragma unroll
+      for (int v = 0; v < V; ++v) m = fmaxf(m, f[k][v]);
     }
-  h = exp_shifted(h, sh);
-  t = exp_shifted(t, sh);
+    // Exps in place (-inf -> 0) and their sum, relative to the thread's max.
+    const float sh = shift_of(m);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        f[k][v] = (SB_ABLATE & 2) ? (f[k][v] - sh) * LOG2E : exp_shifted(f[k][v], sh);
+        s += f[k][v];
+      }
+    h = exp_shifted(h, sh);
+    t = exp_shifted(t, sh);
+  }
   const int b = i & 1;
-  MaxSum all = block_merge<THREADS>(MaxSum{m, s + h + t}, part_m[b], part_s[b]);
+  MaxSum all = block_merge<THREADS>(MaxSum{m, (s + h + t) * fix}, part_m[b], part_s[b]);
   // Every thread has read the stage (it is past the merge's barrier): refill it now.
   refill();
   if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
@@ -131,7 +222,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
 
   // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
   // NaN everywhere, as torch.softmax.
-  const float r = rescale(m, all.m) / all.s;
+  const float r = rescale(m, all.m) / all.s * fix;
   const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
   T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
 #pragma unroll

@@ -1,0 +1,77 @@
+"""softmax's staged rows (staged_rows.cuh: v10, v12 and v4_dispatch's v12 / v14 main grids) built with
+SB_FAST_EXP 1 on a GPU: exps as ex2(fma(x, LOG2E, -c)) with a thread's rounding residual c_lo folded back
+once, bf16 maxima on packed pairs. What could go wrong is numeric, so besides the loop and layout cases
+the rows sit far from 0: there c = fl(sh LOG2E) is off by up to ulp(c) / 2 (1000 + N(0, 1) fp32: ~6e-5 of
+every exp, over fp32's 2e-5 tolerance had the residual not been folded back), and past 2^20 the fallback
+(x - sh first) runs. Special values (NaN, +-inf, masked rows) must come out as torch's."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from kernelab.gpu import Module, compile_file, default_arch
+from kernelab.ops import discover
+from kernelab.ops.base import Case
+from kernelab.ops.build import target_arch
+
+from ._softmax_rows import run_kernel, sm90_only
+
+pytestmark = pytest.mark.gpu
+
+OP = discover()["softmax"]
+VARIANTS = ("v10_staged_regs", "v12_dynamic_rows", "v4_dispatch")
+_needs_hopper = sm90_only("the staged rows (v10, v12, v4's wide entries)")
+_modules: dict = {}
+
+
+def _fast(name: str):
+    """(variant, module) of `name` built with SB_FAST_EXP 1, once per test session."""
+    if name not in _modules:
+        v = OP.variant(name)
+        d = {**OP.defines(v), "SB_FAST_EXP": 1}
+        _modules[name] = (v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d), d))
+    return _modules[name]
+
+
+# (rows, width, dtype, case keywords): the ring wraps (more rows than clusters), a misaligned fp32 row
+# (head / tail scalars, which the fast sweep exps as the vectors), y not co-aligned (scalar stores).
+LAYOUTS = [(700, 131072, "bfloat16", {}), (300, 131072, "float32", {"offset": 1}),
+           (400, 65536, "bfloat16", {"offset": 3}),
+           (200, 100000, "bfloat16", {"offset": 1, "layout": "mixed_alignment"}),
+           (5, 32769, "float32", {})]
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize("m,n,dtype,kw", LAYOUTS, ids=lambda x: str(x) if not isinstance(x, dict) else "-")
+def test_fast_exp_layouts(name, m, n, dtype, kw):
+    v, mod = _fast(name)
+    case = Case((m, n), dtype, **kw)
+    cmp, kernel = run_kernel(v, mod, case)
+    assert cmp.ok, f"{name} SB_FAST_EXP=1 {case.label} via {kernel}: {cmp.summary(max_lines=3)}"
+
+
+# Rows far from 0, through the FFMA path (|max| < 2^20) and the fallback (|max| >= 2^20, fp32 only: bf16
+# holds 3e6 to 8 bits, so the row is a few distinct values: still a softmax, checked the same).
+SHIFTS = [(1000.0, "float32"), (-30000.0, "float32"), (3.0e6, "float32"), (1000.0, "bfloat16"), (5.0e4, "bfloat16"),
+          (3.0e6, "bfloat16")]
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize("shift,dtype", SHIFTS, ids=lambda x: str(x))
+def test_fast_exp_rows_far_from_zero(name, shift, dtype):
+    v, mod = _fast(name)
+    case = Case((96, 131072), dtype)
+    cmp, kernel = run_kernel(v, mod, case, shift=shift)
+    assert cmp.ok, f"{name} SB_FAST_EXP=1 {case.label} + {shift} via {kernel}: {cmp.summary(max_lines=3)}"
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_fast_exp_special_large_and_masked(name):
+    v, mod = _fast(name)
+    for case, dist in ((Case((150, 70000), "bfloat16", params=(("mask", True),)), "special"),
+                       (Case((150, 131072), "float32"), "special"), (Case((150, 131072), "bfloat16"), "special"),
+                       (Case((64, 131072), "float32"), "large"), (Case((64, 131072), "bfloat16"), "large"),
+                       (Case((64, 131072), "bfloat16"), "uniform")):
+        cmp, kernel = run_kernel(v, mod, case, dist)
+        assert cmp.ok, f"{name} SB_FAST_EXP=1 {case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"
