@@ -690,14 +690,17 @@ def fast27_sweeps(selected):
     latency-bound per warp (ncu, session 23: 48% of issue slots at ~7.5 cycles a warp instruction; the time follows
     the SM clock, 353 us under ncu's locked clocks against 276 timed), so a row's time follows its instruction
     stream: the sweep up to the merge is 21% shorter (bf16), the whole row ~13%. Predicted: bf16 2048 x 131072
-    -2 to -4% (v14 267 -> ~258-262 us), fp32 within 1% (its EX2 ablation saved nothing: nearer the copy rate)."""
+    -2 to -4% (v14 267 -> ~258-262 us), fp32 within 1% (its EX2 ablation saved nothing: nearer the copy rate).
+    Measured (docs/runs/2026-12-02-h200-sweep_fast27.json): bf16 2048 x 131072 -0.8%, 4096 x 65536 -1.5%, fp32 and
+    1024 x 262144 (v16: another kernel, the control) the same."""
     if "softmax" not in selected:
         return []
     out = []
     for m, n, dt in ((2048, 131072, "bfloat16"), (2048, 131072, "float32"), (4096, 65536, "bfloat16"),
                      (1024, 262144, "bfloat16")):
+        # (ran at 7855d4a, where SB_FAST_EXP 0 was the default, labelled "default"; 1 is the default since)
         cands = [Candidate(f"{V4} fast", "new", V4, defines={"SB_FAST_EXP": 1}),
-                 Candidate(f"{V4} default", "existing", V4)]
+                 Candidate(f"{V4} default", "new", V4, defines={"SB_FAST_EXP": 0})]
         out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt), cands + again(cands)))
     return out
 

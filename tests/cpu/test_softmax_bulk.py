@@ -244,8 +244,8 @@ def test_v4_dispatch_v12_rows_are_not_register_bound(arch):
 
 @pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
 def test_fast_exp_knob_sass():
-    """SB_FAST_EXP 1 (staged_rows.cuh): bf16 maxima on packed pairs (HMNMX2 / VHMNMX, none in the default build)
-    and each exp's argument one FFMA (at least 64 more than the default: one an element of the fast path's
+    """SB_FAST_EXP 1 (staged_rows.cuh's default): bf16 maxima on packed pairs (HMNMX2 / VHMNMX, none in the
+    SB_FAST_EXP 0 build) and each exp's argument one FFMA (at least 64 more than 0's: one an element of the fast path's
     8 x 8), the sweep's LDS.128 predicated rather than branched around. Both builds within 128 registers (two
     256-thread blocks an SM), no spills."""
     def sass(d):
@@ -253,7 +253,7 @@ def test_fast_exp_knob_sass():
         r = m.resources["softmax_dy_c8_bf16"]
         assert r.registers <= 128 and not r.spills, (d, r.registers, r.spill_stores)
         return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
-    default, fast = sass({}), sass({"SB_FAST_EXP": 1})
+    default, fast = sass({"SB_FAST_EXP": 0}), sass({})
     packed = r"\b(V?HMNMX2?)\.BF16_V2\b"
     assert not re.search(packed, default)
     assert len(re.findall(packed, fast)) >= 8, len(re.findall(packed, fast))

@@ -1,19 +1,17 @@
-"""softmax's staged rows (staged_rows.cuh: v10, v12 and v4_dispatch's v12 / v14 main grids) built with
-SB_FAST_EXP 1 on a GPU: exps as ex2(fma(x, LOG2E, -c)) with a thread's rounding residual c_lo folded back
-once, bf16 maxima on packed pairs. What could go wrong is numeric, so besides the loop and layout cases
-the rows sit far from 0: there c = fl(sh LOG2E) is off by up to ulp(c) / 2 (1000 + N(0, 1) fp32: ~6e-5 of
-every exp, over fp32's 2e-5 tolerance had the residual not been folded back), and past 2^20 the fallback
-(x - sh first) runs. Special values (NaN, +-inf, masked rows) must come out as torch's."""
+"""softmax's staged rows (staged_rows.cuh: v10, v12 and v4_dispatch's v12 / v14 main grids) with
+SB_FAST_EXP 1, their default since session 27, on a GPU: exps as ex2(fma(x, LOG2E, -c)) with a
+thread's rounding residual c_lo folded back once, bf16 maxima on packed pairs. What could go wrong is
+numeric, so besides the loop and layout cases the rows sit far from 0: there c = fl(sh LOG2E) is off
+by up to ulp(c) / 2 (1000 + N(0, 1) fp32: ~6e-5 of every exp, over fp32's 2e-5 tolerance had the
+residual not been folded back), and past 2^20 the fallback (x - sh first) runs. Special values (NaN,
++-inf, masked rows) must come out as torch's. The SB_FAST_EXP 0 build: test_softmax_bulk.py's KNOBS."""
 
 from __future__ import annotations
 
-
 import pytest
 
-from kernelab.gpu import Module, compile_file, default_arch
-from kernelab.ops import discover
+from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
-from kernelab.ops.build import target_arch
 
 from ._softmax_rows import run_kernel, sm90_only
 
@@ -22,16 +20,12 @@ pytestmark = pytest.mark.gpu
 OP = discover()["softmax"]
 VARIANTS = ("v10_staged_regs", "v12_dynamic_rows", "v4_dispatch")
 _needs_hopper = sm90_only("the staged rows (v10, v12, v4's wide entries)")
-_modules: dict = {}
 
 
 def _fast(name: str):
-    """(variant, module) of `name` built with SB_FAST_EXP 1, once per test session."""
-    if name not in _modules:
-        v = OP.variant(name)
-        d = {**OP.defines(v), "SB_FAST_EXP": 1}
-        _modules[name] = (v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d), d))
-    return _modules[name]
+    """(variant, module) of `name` as the library builds it (SB_FAST_EXP 1 is staged_rows.cuh's default)."""
+    v = OP.variant(name)
+    return v, load_variant(OP, v)
 
 
 # (rows, width, dtype, case keywords): the ring wraps (more rows than clusters), a misaligned fp32 row
@@ -48,7 +42,7 @@ def test_fast_exp_layouts(name, m, n, dtype, kw):
     v, mod = _fast(name)
     case = Case((m, n), dtype, **kw)
     cmp, kernel = run_kernel(v, mod, case)
-    assert cmp.ok, f"{name} SB_FAST_EXP=1 {case.label} via {kernel}: {cmp.summary(max_lines=3)}"
+    assert cmp.ok, f"{name} {case.label} via {kernel}: {cmp.summary(max_lines=3)}"
 
 
 # Rows far from 0, through the FFMA path (|max| < 2^20) and the fallback (|max| >= 2^20, fp32 only: bf16
@@ -63,7 +57,7 @@ def test_fast_exp_rows_far_from_zero(name, shift, dtype):
     v, mod = _fast(name)
     case = Case((96, 131072), dtype)
     cmp, kernel = run_kernel(v, mod, case, shift=shift)
-    assert cmp.ok, f"{name} SB_FAST_EXP=1 {case.label} + {shift} via {kernel}: {cmp.summary(max_lines=3)}"
+    assert cmp.ok, f"{name} {case.label} + {shift} via {kernel}: {cmp.summary(max_lines=3)}"
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -74,4 +68,4 @@ def test_fast_exp_special_large_and_masked(name):
                        (Case((64, 131072), "float32"), "large"), (Case((64, 131072), "bfloat16"), "large"),
                        (Case((64, 131072), "bfloat16"), "uniform")):
         cmp, kernel = run_kernel(v, mod, case, dist)
-        assert cmp.ok, f"{name} SB_FAST_EXP=1 {case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"
+        assert cmp.ok, f"{name} {case.label} ({dist}) via {kernel}: {cmp.summary(max_lines=3)}"

@@ -33,16 +33,22 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #define SB_ABLATE 0
 #endif
 
-// SB_FAST_EXP 1 (session 27): the one sweep in fewer instructions an element, for this latency-bound
-// loop (ncu, session 23: 48% of issue slots, ~7.5 cycles a warp instruction, so a row's time follows
-// its instruction stream). exp(x - sh) as ex2(fma(x, LOG2E, -c)), c = fl(sh LOG2E): one FFMA where
+// SB_FAST_EXP (session 27; 1, the default; 0 builds the sweep as measured before): the one sweep in
+// fewer instructions an element, for this latency-bound loop (ncu, session 23: 48% of issue slots, ~7.5
+// cycles a warp instruction). exp(x - sh) as ex2(fma(x, LOG2E, -c)), c = fl(sh LOG2E): one FFMA where
 // (x - sh) * LOG2E took FADD + FMUL. c's rounding, c_lo = sh LOG2E - c (exact by one more fma), is the
 // same for all of a thread's exps; it comes back as one factor 2^-c_lo a thread and row on its sum
 // and on r, so nothing is lost (|sh| < 2^20 keeps |c_lo| <= 1/16; wider shifts, +inf and NaN maxima
-// take the FADD + FMUL path). bf16: the max over the raw packed pairs (max.bf16x2: half the
-// instructions, exact); the max and the sum in four independent chains, not one of 64.
+// take the FADD + FMUL path). bf16: the max over the raw packed pairs (max.bf16x2, three-input
+// VHMNMX in SASS: a quarter of the instructions, exact); the max and the sum in four chains, not one
+// of 64. sm_90 bf16 c8: 437 -> 346 SASS instructions from the first LDS.128 to the warp merge.
+// Measured (H200, sweep fast27 at 7855d4a, docs/runs/2026-12-02-h200-sweep_fast27.json, v4_dispatch,
+// alternating twice, us): bf16 2048 x 131072 (v14) 267.6 / 267.6 against 269.1 / 270.0 (-0.8%),
+// 4096 x 65536 (v12) 265.6 / 265.8 against 269.6 / 269.7 (-1.5%); fp32 2048 x 131072 529.9 / 530.4
+// against 529.5 / 530.1 (none); 1024 x 262144 bf16 (v16, not built from this file) 278.3 / 277.6
+// against 277.6 / 277.2. Predicted bf16 -2 to -4%: a row's chain is not all of its time.
 #ifndef SB_FAST_EXP
-#define SB_FAST_EXP 0
+#define SB_FAST_EXP 1
 #endif
 
 // The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
@@ -176,7 +182,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   float m = fmaxf(h, t);
   float fix = 1.0f;  // SB_FAST_EXP: the thread's 2^-c_lo, on its sum and on r
   float s = 0.0f;
-  if constexpr (SB_FAST_EXP) {
+  if constexpr (SB_FAST_EXP && !(SB_ABLATE & 2)) {
     fast_sweep<T, K>(stage, tid, ch.cnt, f, h, t, m, s, fix);
   } else {
 #pragma unroll

@@ -40,6 +40,8 @@
 //   264 blocks taking 32 KiB chunks from a counter 257.3 us, chunks c, c + 264, ... 268.6, whole
 //   256 KiB rows 271.6, 8 chunks a take 269.1; torch's copy_ 253.7. v4_dispatch routes bf16
 //   32769-262144 and fp32 65537-262144 here (full run at 2fe3158: bf16 2048 x 131072 275.6 us).
+// Since session 27 the row's sweep is staged_rows.cuh's SB_FAST_EXP (exps as one FFMA + EX2, bf16 maxima on packed
+//   pairs): 4096 x 65536 bf16 265.6 / 265.8 us against 269.6 / 269.7 (-1.5%), fp32 unchanged (sweep fast27).
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
 //
 // Knobs: v10's (header values; op.py passes them as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM,
