@@ -91,6 +91,10 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                bf16 maxima on packed pairs, the max and sum in four chains: 346 SASS instructions from the
                first LDS to the warp merge where there were 437, sm_90 bf16 c8) against the default,
                alternating twice: bf16 2048 x 131072 / 4096 x 65536 / 1024 x 262144, fp32 2048 x 131072.
+    fast27b:   (session 27) v13's body (v13_packed_regs.cu: v14's side grid, v16, v4's fp32 32769-65536 entry) with
+               PR_FAST_EXP 1 (fast_exp.cuh, as SB_FAST_EXP: 8.75 instructions a bf16 element where there were
+               12.5) against 0, through v4_dispatch at bf16 2048 x 131072 (v14), 1325 x 151936 and 1024 x 262144
+               (v16), fp32 4096 x 65536 (v13), and v13 alone at 2048 x 131072 bf16, alternating twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -705,6 +709,26 @@ def fast27_sweeps(selected):
     return out
 
 
+def fast27b_sweeps(selected):
+    """v13's body with PR_FAST_EXP 1 against 0 (v4_dispatch where it takes v13 / v16 / v14's side grid; v13 alone at the
+    bench shape, which it held at 289.6 us against v12's 277 in session 12: one 1024-thread block an SM, so its chain is
+    its time). Predicted: v13 alone -5 to -10%, v16's widths -3 to -6%, v14 (the side grid does ~6% of the rows) within
+    0.5%, fp32 4096 x 65536 -1 to -3%."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for m, n, dt in ((2048, 131072, "bfloat16"), (1325, 151936, "bfloat16"), (1024, 262144, "bfloat16"),
+                     (4096, 65536, "float32")):
+        cands = [Candidate(f"{V4} PR_FAST_EXP 1", "new", V4, defines={"PR_FAST_EXP": 1}),
+                 Candidate(f"{V4} PR_FAST_EXP 0", "new", V4, defines={"PR_FAST_EXP": 0})]
+        if n == 131072:
+            v13 = "v13_packed_regs"
+            cands += [Candidate(f"{v13} PR_FAST_EXP 1", "new", v13, defines={"PR_FAST_EXP": 1}),
+                      Candidate(f"{v13} PR_FAST_EXP 0", "new", v13, defines={"PR_FAST_EXP": 0})]
+        out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt), cands + again(cands)))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -714,7 +738,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
-        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps}
+        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -103,3 +103,24 @@ def test_launch_passes_the_stream_counters(monkeypatch):
     assert a13[4].dtype == torch.int32 and a13[4].tolist() == [0, 0]
     assert kw13 == dict(grid=66, block=1024, cluster=2, shared_mem=131072)
     assert kw4 == dict(grid=66, block=1024, cluster=8, shared_mem=131072)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_fast_exp_knob_compiles_without_spills(arch):
+    """PR_FAST_EXP 1 (fast_exp.cuh in v13's body) keeps every instance within v13's 64 registers, no spills."""
+    m = compile_file(V13.path, arch=arch, defines={**OP.defines(V13), "PR_FAST_EXP": 1})
+    for name, r in m.resources.items():
+        assert r.spill_stores == 0 and r.spill_loads == 0 and r.registers <= 64, f"{arch} {name}: {r}"
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_fast_exp_knob_sass():
+    """PR_FAST_EXP 1: the bf16 max on packed pairs (none with 0), and each EX2's argument one FFMA in both sweeps (at
+    least 2 x 64 more FFMA than 0's; the (x - sh) * LOG2E fallbacks stay beside them for shifts past 2^20)."""
+    def sass(fast):
+        m = compile_file(V13.path, arch="sm_90", defines={**OP.defines(V13), "PR_FAST_EXP": fast})
+        return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_pr_c2_bf16")
+    slow, fast = sass(0), sass(1)
+    packed = r"\b(V?HMNMX2?)\.BF16_V2\b"
+    assert not re.search(packed, slow) and len(re.findall(packed, fast)) >= 8
+    assert len(re.findall(r"\bFFMA\b", fast)) - len(re.findall(r"\bFFMA\b", slow)) >= 2 * 64

@@ -10,22 +10,42 @@ from __future__ import annotations
 
 import pytest
 
+from kernelab.gpu import Module, compile_file, default_arch
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
+from kernelab.ops.build import target_arch
 
 from ._softmax_rows import run_kernel, sm90_only
 
 pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
-VARIANTS = ("v10_staged_regs", "v12_dynamic_rows", "v4_dispatch")
+# (variant, extra macros): the library's builds of the staged rows, and v13's body (v13, v16; v4_dispatch's
+# v13 / v16 entries and v14's side grid) with PR_FAST_EXP 1, its knob (v13_packed_regs.cu).
+VARIANTS = [("v10_staged_regs", ()), ("v12_dynamic_rows", ()), ("v4_dispatch", ()),
+            ("v13_packed_regs", (("PR_FAST_EXP", 1),)), ("v16_half_blocks", (("PR_FAST_EXP", 1),)),
+            ("v4_dispatch", (("PR_FAST_EXP", 1),))]
+_modules: dict = {}
 _needs_hopper = sm90_only("the staged rows (v10, v12, v4's wide entries)")
 
 
-def _fast(name: str):
-    """(variant, module) of `name` as the library builds it (SB_FAST_EXP 1 is staged_rows.cuh's default)."""
+def _fast(build):
+    """(variant, module) of (name, macros): the library's build (SB_FAST_EXP 1 is staged_rows.cuh's default), or
+    one with the macros, compiled once a test session."""
+    name, macros = build
     v = OP.variant(name)
-    return v, load_variant(OP, v)
+    if not macros:
+        return v, load_variant(OP, v)
+    if build not in _modules:
+        d = {**OP.defines(v), **dict(macros)}
+        _modules[build] = (v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d), d))
+    return _modules[build]
+
+
+def _ids(x):
+    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str):
+        return x[0] + "".join(f",{k}={w}" for k, w in x[1])
+    return str(x) if not isinstance(x, dict) else "-"
 
 
 # (rows, width, dtype, case keywords): the ring wraps (more rows than clusters), a misaligned fp32 row
@@ -36,7 +56,7 @@ LAYOUTS = [(700, 131072, "bfloat16", {}), (300, 131072, "float32", {"offset": 1}
            (5, 32769, "float32", {})]
 
 
-@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize("name", VARIANTS, ids=_ids)
 @pytest.mark.parametrize("m,n,dtype,kw", LAYOUTS, ids=lambda x: str(x) if not isinstance(x, dict) else "-")
 def test_fast_exp_layouts(name, m, n, dtype, kw):
     v, mod = _fast(name)
@@ -51,7 +71,7 @@ SHIFTS = [(1000.0, "float32"), (-30000.0, "float32"), (3.0e6, "float32"), (1000.
           (3.0e6, "bfloat16")]
 
 
-@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize("name", VARIANTS, ids=_ids)
 @pytest.mark.parametrize("shift,dtype", SHIFTS, ids=lambda x: str(x))
 def test_fast_exp_rows_far_from_zero(name, shift, dtype):
     v, mod = _fast(name)
@@ -60,7 +80,7 @@ def test_fast_exp_rows_far_from_zero(name, shift, dtype):
     assert cmp.ok, f"{name} {case.label} + {shift} via {kernel}: {cmp.summary(max_lines=3)}"
 
 
-@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize("name", VARIANTS, ids=_ids)
 def test_fast_exp_special_large_and_masked(name):
     v, mod = _fast(name)
     for case, dist in ((Case((150, 70000), "bfloat16", params=(("mask", True),)), "special"),

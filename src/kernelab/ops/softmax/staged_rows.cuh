@@ -14,6 +14,7 @@
 // variant's header values, passed by op.py (bulk_defines); the defaults are only for a bare compile.
 #pragma once
 #include "softmax_common.cuh"
+#include "fast_exp.cuh"      // SB_FAST_EXP's exps and maxima
 #include "cluster_exchange.cuh"
 #include "bulk_ring.cuh"  // Chunk / chunk_of (a block's share of a row), stage_share, dynamic_smem_size
 #include "group_exchange.cuh"
@@ -81,39 +82,21 @@ enum class Exchange { cluster, group };
 
 extern __shared__ __align__(128) uint4 ring[];
 
-// max.bf16x2: the larger of each half (NaN loses to a number, as fmaxf), exact.
-__device__ __forceinline__ unsigned max_bf16x2(unsigned a, unsigned b) {
-  unsigned r;
-  asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-}
-
-// SB_FAST_EXP's sweep (see the knob): the thread's vectors of the stage into f (exps relative to
-// its max m), h / t (its head / tail scalars, exp'd alike), s their sum, fix = 2^-c_lo.
+// SB_FAST_EXP's sweep (see the knob; fast_exp.cuh): the thread's vectors of the stage into f (exps
+// relative to its max m), h / t (its head / tail scalars, exp'd alike), s their sum, fix = 2^-c_lo.
 template <typename T, int K>
 __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt, float (&f)[K][rows::Traits<T>::V],
                                            float& h, float& t, float& m, float& s, float& fix) {
   constexpr int THREADS = SB_THREADS, V = rows::Traits<T>::V;
-  constexpr unsigned NEG_INF2 = 0xff80ff80u;  // two bf16 -inf (fp32: -inf is 0xff800000)
-  float mc[4] = {m, -INFINITY, -INFINITY, -INFINITY};
-  if constexpr (V == 8) {
+  if constexpr (V == 8) {  // bf16: the max on the raw pairs, then unpacked
     uint4 raw[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) raw[k] = tid + k * THREADS < cnt ? stage[tid + k * THREADS] : make_uint4(NEG_INF2, NEG_INF2, NEG_INF2, NEG_INF2);
-    unsigned p[4] = {raw[0].x, raw[0].y, raw[0].z, raw[0].w};
-#pragma unroll
-    for (int k = 1; k < K; ++k) {
-      p[0] = max_bf16x2(p[0], raw[k].x);
-      p[1] = max_bf16x2(p[1], raw[k].y);
-      p[2] = max_bf16x2(p[2], raw[k].z);
-      p[3] = max_bf16x2(p[3], raw[k].w);
-    }
-    const unsigned q = max_bf16x2(max_bf16x2(p[0], p[1]), max_bf16x2(p[2], p[3]));
-    mc[1] = __uint_as_float(q << 16);
-    mc[2] = __uint_as_float(q & 0xffff0000u);
+    for (int k = 0; k < K; ++k) raw[k] = tid + k * THREADS < cnt ? stage[tid + k * THREADS] : fexp::neg_inf_vec<T>();
+    m = fexp::raw_max<T, K>(raw, m);
 #pragma unroll
     for (int k = 0; k < K; ++k) rows::unpack<T>(raw[k], f[k]);
-  } else {
+  } else {  // fp32: unpacking is free; the max in four chains
+    float mc[4] = {m, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (tid + k * THREADS < cnt) {
@@ -125,22 +108,22 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
 #pragma unroll
       for (int v = 0; v < V; ++v) mc[v & 3] = fmaxf(mc[v & 3], f[k][v]);
     }
+    m = fmaxf(fmaxf(mc[0], mc[1]), fmaxf(mc[2], mc[3]));
   }
-  m = fmaxf(fmaxf(mc[0], mc[1]), fmaxf(mc[2], mc[3]));
   const float sh = shift_of(m);
   float sc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (fabsf(sh) < 1048576.0f) {  // 2^20: |c| < 2^21, so |c_lo| <= ulp(c) / 2 <= 1/16
-    const float c = sh * LOG2E;
-    fix = ex2(-fmaf(sh, LOG2E, -c));  // c_lo = sh LOG2E - c, exact
+  if (fexp::fast_ok(sh)) {
+    const fexp::Base bs = fexp::base_of(sh);
+    fix = bs.fix;
 #pragma unroll
     for (int k = 0; k < K; ++k)
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        f[k][v] = ex2(fmaf(f[k][v], LOG2E, -c));
+        f[k][v] = fexp::exp_base(f[k][v], bs);
         sc[v & 3] += f[k][v];
       }
-    h = ex2(fmaf(h, LOG2E, -c));
-    t = ex2(fmaf(t, LOG2E, -c));
+    h = fexp::exp_base(h, bs);
+    t = fexp::exp_base(t, bs);
   } else {  // +inf or NaN max, or |max| >= 2^20: (x - sh) first, as exp_shifted
 #pragma unroll
     for (int k = 0; k < K; ++k)

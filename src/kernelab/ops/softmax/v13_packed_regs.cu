@@ -40,6 +40,7 @@
 // @threads 1024
 // @access_bytes 16
 #include "softmax_common.cuh"
+#include "fast_exp.cuh"  // PR_FAST_EXP
 #include "cluster_exchange.cuh"
 #include "bulk_ring.cuh"  // Chunk / chunk_of, stage_share, dynamic_smem_size
 #include "row_handout.cuh"  // the row slots and counter reset v12 uses
@@ -63,6 +64,16 @@ constexpr int K = 7;
 constexpr int K = 8;
 #endif
 constexpr int R = 4;  // row-index slots (rows i .. i + 2 are handed out at once)
+
+// PR_FAST_EXP 1 (session 27; fast_exp.cuh, staged_rows.cuh's SB_FAST_EXP for this body): the thread's max
+// on the raw vectors (bf16 pairs: a quarter of the instructions; the padding -inf, so the sum sweep needs no
+// bounds test), both EX2 sweeps as ex2(fma(x, LOG2E, -c)) with the shift's rounding residual 2^-c_lo folded
+// into the block's sum and into 1 / S once (the shifts are the block's and the row's maxima: one branch for
+// the block). Per bf16 element: 8.75 instructions where there were 12.5 (unpack + max; unpack, FADD, FMUL,
+// EX2, FADD; unpack, FADD, FMUL, EX2, FMUL, half a pack).
+#ifndef PR_FAST_EXP
+#define PR_FAST_EXP 0
+#endif
 
 extern __shared__ __align__(128) uint4 stage[];
 
@@ -161,15 +172,21 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     // The share into registers, raw; the thread's max.
     uint4 raw[K];
     float m = e;
+    if constexpr (PR_FAST_EXP) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int j = tid + k * NT;
-      if (j < ch.cnt) {
-        raw[k] = stage[j];
-        float f[V];
-        rows::unpack<T>(raw[k], f);
+      for (int k = 0; k < K; ++k) raw[k] = tid + k * NT < ch.cnt ? stage[tid + k * NT] : fexp::neg_inf_vec<T>();
+      m = fexp::raw_max<T, K>(raw, m);
+    } else {
 #pragma unroll
-        for (int v = 0; v < V; ++v) m = fmaxf(m, f[v]);
+      for (int k = 0; k < K; ++k) {
+        const int j = tid + k * NT;
+        if (j < ch.cnt) {
+          raw[k] = stage[j];
+          float f[V];
+          rows::unpack<T>(raw[k], f);
+#pragma unroll
+          for (int v = 0; v < V; ++v) m = fmaxf(m, f[v]);
+        }
       }
     }
     // The block's max (one barrier): past it every thread has copied its vectors out of the stage,
@@ -187,14 +204,39 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     }
     // The block's sum of exp(x - m): the first EX2 of each element.
     const float sh = shift_of(m);
-    float s = exp_shifted(e, sh);
+    float s;
+    if constexpr (PR_FAST_EXP) {
+      float sc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (fexp::fast_ok(sh)) {  // m is the block's: the whole block takes one side
+        const fexp::Base bs = fexp::base_of(sh);
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (tid + k * NT < ch.cnt) {
-        float f[V];
-        rows::unpack<T>(raw[k], f);
+        for (int k = 0; k < K; ++k) {  // padding is -inf: exps to 0, no bounds test
+          float f[V];
+          rows::unpack<T>(raw[k], f);
 #pragma unroll
-        for (int v = 0; v < V; ++v) s += exp_shifted(f[v], sh);
+          for (int v = 0; v < V; ++v) sc[v & 3] += fexp::exp_base(f[v], bs);
+        }
+        s = ((sc[0] + sc[1]) + (sc[2] + sc[3]) + fexp::exp_base(e, bs)) * bs.fix;
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          float f[V];
+          rows::unpack<T>(raw[k], f);
+#pragma unroll
+          for (int v = 0; v < V; ++v) sc[v & 3] += exp_shifted(f[v], sh);
+        }
+        s = (sc[0] + sc[1]) + (sc[2] + sc[3]) + exp_shifted(e, sh);
+      }
+    } else {
+      s = exp_shifted(e, sh);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        if (tid + k * NT < ch.cnt) {
+          float f[V];
+          rows::unpack<T>(raw[k], f);
+#pragma unroll
+          for (int v = 0; v < V; ++v) s += exp_shifted(f[v], sh);
+        }
       }
     }
     MaxSum all{m, rows::block_sum<NT>(s, part_s[b])};
@@ -208,14 +250,23 @@ __device__ __forceinline__ void packed_reg_rows(const T* __restrict__ x, T* __re
     T* yr = y + base;
     const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
     T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
+    // PR_FAST_EXP: y = 2^(x LOG2E - c) x (fix / S), one FFMA, EX2 and FMUL (the row's shift: one side for all).
+    const bool fast_out = PR_FAST_EXP && fexp::fast_ok(shm);
+    const fexp::Base bo = fexp::base_of(fast_out ? shm : 0.0f);
+    const float inv_fix = inv * bo.fix;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * NT;
       if (j < ch.cnt) {
         float f[V];
         rows::unpack<T>(raw[k], f);
+        if (fast_out) {
 #pragma unroll
-        for (int v = 0; v < V; ++v) f[v] = exp_shifted(f[v], shm) * inv;
+          for (int v = 0; v < V; ++v) f[v] = fexp::exp_base(f[v], bo) * inv_fix;
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v) f[v] = exp_shifted(f[v], shm) * inv;
+        }
         if (vec_out) {
           rows::st_global_16(yv + (size_t)j * V, rows::pack<T>(f));
         } else {
