@@ -70,7 +70,11 @@ constexpr int R = 4;  // row-index slots (rows i .. i + 2 are handed out at once
 // bounds test), both EX2 sweeps as ex2(fma(x, LOG2E, -c)) with the shift's rounding residual 2^-c_lo folded
 // into the block's sum and into 1 / S once (the shifts are the block's and the row's maxima: one branch for
 // the block). Per bf16 element: 8.75 instructions where there were 12.5 (unpack + max; unpack, FADD, FMUL,
-// EX2, FADD; unpack, FADD, FMUL, EX2, FMUL, half a pack).
+// EX2, FADD; unpack, FADD, FMUL, EX2, FMUL, half a pack). Measured (H200, sweep fast27b at c9a820f,
+// docs/runs/2026-12-02-h200-sweep_fast27b.json, alternating twice, us): v13 alone 2048 x 131072 bf16 281.8 / 281.6
+// against 289.5 / 290.0 (-2.8%; predicted -5 to -10%), but through v4_dispatch mixed: v16's 1024 x 262144 bf16
+// 274.8 / 274.0 against 277.2 / 275.8, 1325 x 151936 216.7 / 216.6 against 215.0 / 215.1 (+0.8%), v14's side grid
+// at 2048 x 131072 and v13's fp32 4096 x 65536 the same. So it stays off: no shape v4 sends here gains for sure.
 #ifndef PR_FAST_EXP
 #define PR_FAST_EXP 0
 #endif
