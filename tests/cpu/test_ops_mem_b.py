@@ -280,13 +280,13 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     assert SOFTMAX.plan(v4, 32768, (9, 0), "float32").name == "softmax_dy_c2"  # fp32 past 12288: "wide"
     assert SOFTMAX.plan(v4, 12288, (9, 0), "float32").name == "softmax_online_t512"
     # past 32768: the "wide" entry (session 14's grid of 24 widths; op.py wide_plan): v12 (rows from
-    # a counter) where each block's stage is a full 32 KiB and its clusters place, as v14's main grid
-    # for bf16 of 65537-131072 (session 13: 2048 x 131072 bf16 268.0 us vs v12 275.7); fp32 131072 in
+    # a counter) where each block's stage is a full 32 KiB and its clusters place (v14's two grids for bf16
+    # of 65537-131072 in sessions 13-26; v12 alone since SB_FAST_EXP, session 27); fp32 131072 in
     # clusters of 16 holding 32 values a thread; the rest v16, v13's kernel in the fewest 512-thread
     # blocks that hold a row (bf16 4915 x 40960: v13 204.8 us vs v12 287.4; v16 1-7% faster than v13's)
     assert name(65536, (9, 0)) == "softmax_dy_c4" and name(32769, (9, 0)) == "softmax_hb_c2"
     assert SOFTMAX.plan(v4, 65536, (9, 0), "float32").name == "softmax_dy_c4"
-    assert name(131072, (9, 0)) == "softmax_sg_a_c8" and name(81920, (9, 0)) == "softmax_hb_c3"
+    assert name(131072, (9, 0)) == "softmax_dy_c8" and name(81920, (9, 0)) == "softmax_hb_c3"  # v12 alone since session 27
     assert name(262144, (10, 0)) == "softmax_hb_c8"  # session 16: v16 209.8 us vs v14 218.3 at 768 rows
     assert SOFTMAX.plan(v4, 131072, (9, 0), "float32").name == "softmax_dy_e32_c16"  # 32 values a thread
     assert name(131072, (8, 0)) == "softmax_online_t512"

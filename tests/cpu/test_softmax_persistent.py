@@ -82,13 +82,13 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     assert _name(V4, 1024) == "softmax_pk_warp_c1024"  # v6 250.8 us vs v0 266.1
     assert _name(V4, 1024, dtype="float32") == "softmax_warp_e32"
     # past 32768, the "wide" entry (session 14's grid of widths, op.py wide_plan): v12 where each
-    # block's stage is a full 32 KiB and its clusters place, v14's grids for bf16 65537-131072, v12's
+    # block's stage is a full 32 KiB and its clusters place (v12 alone since session 27, v14's grids before), v12's
     # 32-value clusters of 16 for fp32 rows they hold, else v16 (v13's kernel in the fewest 512-thread
     # blocks, 1-8, two an SM; every bf16 row past 131072), else v15 (1024-thread blocks: fp32 past 131072)
     assert _name(V4, 65536) == "softmax_dy_c4" and _name(V4, 65536, dtype="float32") == "softmax_dy_c4"
     assert _name(V4, 40960) == "softmax_hb_c2" and _name(V4, 57344) == "softmax_hb_c2"  # 20 / 28 KiB stages
     assert _name(V4, 32769, dtype="float32") == "softmax_dy_c4"
-    assert _name(V4, 131072) == "softmax_sg_a_c8" and _name(V4, 262144) == "softmax_hb_c8"
+    assert _name(V4, 131072) == "softmax_dy_c8" and _name(V4, 262144) == "softmax_hb_c8"
     assert _name(V4, 98304) == "softmax_hb_c3" and _name(V4, 200704) == "softmax_hb_c7"
     # session 15: 1325 x 151936 in 5 half-SM blocks 215.0 us, v15's 3 x 1024 threads 235.8, v13's 4 253.2
     assert _name(V4, 151936) == "softmax_hb_c5" and _name(V4, 196608) == "softmax_hb_c6"

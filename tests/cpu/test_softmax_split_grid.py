@@ -56,11 +56,22 @@ def test_split_grids_gives_the_side_the_sms_the_main_grid_leaves():
     assert softmax_op.split_grids(31, 3, 8, 66, 4, 132, 2048, 0) == (31, 12)  # 83 SMs used (rounded up), 49 left
 
 
+@pytest.fixture
+def wide_split(monkeypatch):
+    """v4's "wide" entry with DISPATCH_WIDE_SPLIT on (full-stage bf16 rows of 65537-131072 as v14's two grids, the
+    route until session 27), the plan cache cleared on the way in and out."""
+    softmax_op._plan.cache_clear()
+    monkeypatch.setattr(softmax_op, "DISPATCH_WIDE_SPLIT", True)
+    yield
+    softmax_op._plan.cache_clear()
+
+
 @pytest.mark.parametrize("n,dtype,strategy", [(65536, "bfloat16", "dynamic"), (65537, "bfloat16", "half_blocks"),
-                                              (131072, "bfloat16", "split"), (262144, "bfloat16", "half_blocks"),
+                                              (131072, "bfloat16", "dynamic"), (262144, "bfloat16", "half_blocks"),
                                               (229376, "bfloat16", "half_blocks"), (131072, "float32", "dynamic"),
                                               (262144, "float32", "any_cluster")])
-def test_v4_dispatch_sends_full_stage_bf16_rows_to_v14(n, dtype, strategy):
+def test_v4_dispatch_wide_entry(n, dtype, strategy):
+    """v12 alone where its stages are full (bf16 131072 too, since session 27), else v16 / v15 / e32."""
     p = OP.plan(V4, n, (9, 0), dtype)
     prefix = {"split": "softmax_sg_a_", "dynamic": "softmax_dy_", "any_cluster": "softmax_ac_",
               "half_blocks": "softmax_hb_"}[strategy]
@@ -134,7 +145,13 @@ def test_launch_without_rows_for_the_side_is_the_main_grid_alone(fake_gpu):
     assert fake_gpu == []
 
 
-def test_v4_dispatch_launches_v14s_grids(fake_gpu):
+def test_v4_dispatch_launches_v12_or_v14s_grids(fake_gpu, request):
+    calls = record_launches(OP, [(V4, Case((2048, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
+    assert [n for n, _, _ in calls] == ["softmax_dy_c8_bf16"]  # v12 alone (session 27): one grid, no side stream
+    assert fake_gpu == []
+    request.getfixturevalue("wide_split")
+    assert OP.plan(V4, 131072, (9, 0), "bfloat16").side
+    assert OP.plan(V4, 131072, (9, 0), "float32").name == "softmax_dy_e32_c16"
     calls = record_launches(OP, [(V4, Case((2048, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
     assert [(n, kw["grid"]) for n, _, kw in calls] == [("softmax_sg_a_c8_bf16", 30), ("softmax_sg_b_c2_bf16", 6)]
     calls = record_launches(OP, [(V14, Case((1024, 262144), "bfloat16"))], blocks_per_sm=_per_sm)

@@ -144,8 +144,8 @@ def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
                         (65536, "float32", _f32_65536()),
                         (131072, "float32", "softmax_dy_e32_c16_f32" if _hopper() else "softmax_online_t512_f32"),
                         (131073, "float32", "softmax_dy_c16_f32" if _hopper() else "softmax_online_t512_f32"),
-                        # 3 rows <= v14's side margin: its main grid alone
-                        (131072, "bfloat16", "softmax_sg_a_c8_bf16" if _hopper() else "softmax_online_t512_bf16"),
+                        # v12 alone (v14's main grid until session 27: op.py DISPATCH_WIDE_SPLIT)
+                        (131072, "bfloat16", "softmax_dy_c8_bf16" if _hopper() else "softmax_online_t512_bf16"),
                         # 24 KiB stages for v12: v16, v13's kernel in 512-thread blocks (sessions 14-15)
                         (100000, "bfloat16", "softmax_hb_c4_bf16" if _hopper() else "softmax_online_t512_bf16")):
         cmp, kernel = _run(v4, Case((3, n), dt))

@@ -112,14 +112,15 @@ def test_leaves_its_counters_zero_and_replays_in_a_graph(side_grid):
 
 
 @pytest.mark.parametrize("n", [131072, 131071])
-def test_v4_dispatch_sends_full_stage_bf16_rows_to_v14(n):
-    """v4's "wide" entry: bf16 rows of 65537-131072 whose v12 stages are full (op.py wide_plan; part-stage
-    widths and rows past 131072 go to v16: tests/gpu/test_softmax_half_blocks.py)."""
+def test_v4_dispatch_sends_full_stage_bf16_rows_to_v12(n):
+    """v4's "wide" entry: bf16 rows of 65537-131072 whose v12 stages are full go to v12 alone since session 27
+    (op.py DISPATCH_WIDE_SPLIT; v14's grids before, still v14's own tests above); part-stage widths and rows past
+    131072 go to v16: tests/gpu/test_softmax_half_blocks.py."""
     v4 = OP.variant("v4_dispatch")
     p = OP.plan(v4, n, torch.cuda.get_device_capability(), "bfloat16")
-    assert p.side and p.name.startswith("softmax_sg_a_"), p
+    assert not p.side and p.name.startswith("softmax_dy_"), p
     for offset in (0, 1):
         case = Case((600, n), "bfloat16", offset=offset)
         cmp, kernel = run_kernel(v4, load_variant(OP, v4), case)
-        assert kernel.startswith("softmax_sg_"), kernel
+        assert kernel.startswith("softmax_dy_"), kernel
         assert cmp.ok, f"{case.label} via {kernel}: {cmp.summary(max_lines=3)}"

@@ -334,6 +334,12 @@ DISPATCH_SM90 = {
 # against v12 or v14) and 32 KiB (65536 / 131072 / 262144: v12 / v14 0.2% / 8% / 2% faster).
 DISPATCH_WIDE_MIN_STAGE = 30 * 1024
 DISPATCH_HALF_BLOCKS_MIN_BF16 = 131072  # bf16 rows wider than this take v16 (session 16, above)
+# Whether v4's "wide" entry runs full-stage bf16 rows of 65537-131072 as v14's two grids (True, sessions 13-26:
+# 2048 x 131072 268.0 us against v12's 275.7) or as v12 alone (False). Session 27 (sweep split27,
+# docs/runs/2026-12-02-h200-sweep_split27.json, three times alternating): once staged_rows.cuh's SB_FAST_EXP
+# made v12's rows shorter, v12 266.0-266.5 us, v14 with its side grid off 265.7-266.4, v14 267.2-268.4, v4
+# (v14) 267.6-268.3: the side grid's clusters now slow the main grid more than their rows add.
+DISPATCH_WIDE_SPLIT = False
 # v12_dynamic_rows's knobs for "dynamic" entries (v10's, which it keeps), (stages, threads,
 # blocks_per_sm, min_cluster, elems): v4 compiles v12's instances with them (Softmax.defines).
 # Session 7 (docs/runs/2026-11-30-h200-sweep_membound_s7_staged2.json, one process, 2048 x 131072,
@@ -1097,7 +1103,8 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     """v4's "wide" entry (DISPATCH_SM90's measurements): v12's plan where its stages are full
     (at least DISPATCH_WIDE_MIN_STAGE bytes a block) and its clusters place (two rings fit an SM,
     or clusters of at most 4: fp32 65536's one 128 KiB ring an SM in clusters of 4 is v12's best,
-    201.2 us vs v13 205.3 and e32 233.2), as v14's main grid for bf16 rows of 65537-131072 (past
+    201.2 us vs v13 205.3 and e32 233.2), alone since session 27 (DISPATCH_WIDE_SPLIT; before, as v14's
+    main grid for bf16 rows of 65537-131072) (past
     DISPATCH_HALF_BLOCKS_MIN_BF16 v16 wins, full stages or not: 262144 3.5-4.6%); else v12's
     32-value clusters of 16 for fp32 rows they hold; else v16's plan, v13's kernel in the fewest
     512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
@@ -1112,7 +1119,8 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
             return hb
     placed = p.cluster <= 4 or p.smem <= bulk_ring_budget(cc, 2)  # C SMs of one GPC at one block an SM
     if p.smem // DISPATCH_BULK[0] >= DISPATCH_WIDE_MIN_STAGE and placed:
-        return split_main_plan(n, cc, dtype) if dtype == "bfloat16" and n > 65536 else dynamic_plan(p)
+        split = DISPATCH_WIDE_SPLIT and dtype == "bfloat16" and n > 65536
+        return split_main_plan(n, cc, dtype) if split else dynamic_plan(p)
     e32 = bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32) if dtype == "float32" else None
     if e32 is not None:
         return dynamic_plan(e32, "softmax_dy_e32_")

@@ -16,9 +16,11 @@
 //                               256-thread blocks, 2 stages of each block's share, rows from a
 //                               counter) where each block's stage is a full 32 KiB or more and its
 //                               clusters place (at most 4 blocks, or two rings an SM); for bf16
-//                               past 65536 as v14_split_grid (v12's clusters plus v13's on the 12
-//                               SMs they leave, one row counter: 2048 x 131072 bf16 268.0 us vs
-//                               v12 275.7); else fp32 rows of up to 131072 in v12's clusters of 16
+//                               past 65536 as v14_split_grid in sessions 13-26 (v12's clusters plus
+//                               v13's on the 12 SMs they leave, one row counter: 2048 x 131072 bf16
+//                               268.0 us vs v12 275.7), v12 alone again since session 27 (its rows
+//                               on staged_rows.cuh's SB_FAST_EXP: v12 266.0-266.5 us, v14 267.2-268.4,
+//                               op.py DISPATCH_WIDE_SPLIT); else fp32 rows of up to 131072 in v12's clusters of 16
 //                               holding 32 values a thread (2048 x 131072 fp32 527.4 us vs 546.9),
 //                               and every other width v13_packed_regs's kernel (1024-thread blocks
 //                               holding raw vectors): bf16 4915 x 40960 204.8 us vs v12 287.4, 2457 x
