@@ -98,6 +98,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
     split27:   (session 27) softmax bf16 2048 x 131072 after SB_FAST_EXP: v12_dynamic_rows alone ran 265.6 us in the run at
                678edb4 against v4_dispatch (v14's split grid) 267.5; v4, v12, v14 with the side grid off (`@side_margin`
                past M) and v14 as it is, alternating three times.
+    stages27:  (session 27) v12's ring depth again now that its rows are shorter (SB_FAST_EXP): 3 stages against 2 at
+               2048 x 131072 bf16 (session 8: 278.6 against 276.4 us) and fp32 (e32 clusters of 16), alternating twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -747,6 +749,22 @@ def split27_sweeps(selected):
                   cands + again(cands) + [dataclasses.replace(c, label=f"{c.label} third") for c in cands])]
 
 
+def stages27_sweeps(selected):
+    """v12 at 3 stages against 2 (its header, v4's DISPATCH_BULK / _E32), bf16 and fp32 2048 x 131072, v4 beside,
+    alternating twice. Predicted: within 0.5% either way (session 8's 3 stages lost 0.8% in bf16; a shorter row
+    leaves less time to cover a load, so a deeper ring may now help a little)."""
+    if "softmax" not in selected:
+        return []
+    v12 = "v12_dynamic_rows"
+    out = []
+    for dt, knobs in (("bfloat16", {}), ("float32", {"min_cluster": "16", "elems": "32"})):
+        cands = [Candidate(V4, "existing", V4),
+                 Candidate(f"{v12} 2 stages", "new", v12, meta={"stages": "2", **knobs}),
+                 Candidate(f"{v12} 3 stages", "new", v12, meta={"stages": "3", **knobs})]
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((256, 131072), dt), cands + again(cands)))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -756,7 +774,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
-        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps, "split27": split27_sweeps}
+        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps, "split27": split27_sweeps, "stages27": stages27_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
