@@ -100,6 +100,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                past M) and v14 as it is, alternating three times.
     stages27:  (session 27) v12's ring depth again now that its rows are shorter (SB_FAST_EXP): 3 stages against 2 at
                2048 x 131072 bf16 (session 8: 278.6 against 276.4 us) and fp32 (e32 clusters of 16), alternating twice.
+    xchg27:    (session 27) v12 with SB_WARP_XCHG 1 (each warp's pair pushed to the cluster, no block barrier or block
+               merge a row) against the default, through v4_dispatch: bf16 2048 x 131072 / 4096 x 65536, fp32 2048 x
+               131072, alternating twice.
 Without a GPU, --dry-run compiles every candidate (sweep_membound.py's)."""
 import dataclasses
 import os
@@ -765,6 +768,19 @@ def stages27_sweeps(selected):
     return out
 
 
+def xchg27_sweeps(selected):
+    """v4_dispatch with SB_WARP_XCHG 1 against 0 where its rows are v12's (staged_rows.cuh). Predicted from the chain
+    (~300 of ~7700 cycles a row, SB_FAST_EXP's ~700 bought v12 4%): bf16 -1 to -2%, fp32 within 0.5%."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for m, n, dt in ((2048, 131072, "bfloat16"), (4096, 65536, "bfloat16"), (2048, 131072, "float32")):
+        cands = [Candidate(f"{V4} SB_WARP_XCHG 1", "new", V4, defines={"SB_WARP_XCHG": 1}),
+                 Candidate(f"{V4} SB_WARP_XCHG 0", "new", V4, defines={"SB_WARP_XCHG": 0})]
+        out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt), cands + again(cands)))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -774,7 +790,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
-        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps, "split27": split27_sweeps, "stages27": stages27_sweeps}
+        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps, "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -261,3 +261,21 @@ def test_fast_exp_knob_sass():
     assert ffma >= 64, ffma  # one a bf16 element (K = 8 vectors x 8)
     # The LDS.128 of the sweep are predicated (no branch around each), all 8 before the first exp.
     assert len(re.findall(r"@!?P\d LDS\.128", fast)) == 8
+
+
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_warp_exchange_knob_sass():
+    """SB_WARP_XCHG 1 (staged_rows.cuh, off): no block barrier in the row loop (the default's block merge has one
+    BAR.SYNC a row beside the start-up's) and one warp merge fewer (10 SHFL.BFLY: its max and sum butterflies);
+    an mbarrier arrival a warp says the stage is read. Within 128 registers, no spills."""
+    def sass(d):
+        m = compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), **d})
+        r = m.resources["softmax_dy_c8_bf16"]
+        assert r.registers <= 128 and not r.spills, (d, r.registers, r.spill_stores)
+        return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
+    default, warp = sass({}), sass({"SB_WARP_XCHG": 1})
+    bars = [len(re.findall(r"\bBAR\.SYNC", t)) for t in (default, warp)]
+    assert bars[1] == bars[0] - 1, bars
+    shfl = [len(re.findall(r"SHFL\.BFLY", t)) for t in (default, warp)]
+    assert shfl[1] <= shfl[0] - 10, shfl
+    assert "SYNCS.ARRIVE.TRANS64.A1T0" in warp and "SYNCS.ARRIVE.TRANS64.A1T0" not in default  # the plain arrival

@@ -37,6 +37,10 @@ __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned coun
 __device__ __forceinline__ void mbar_expect(unsigned long long* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
+// One plain arrival (no bytes): softmax v12's SB_WARP_XCHG "every warp has read the stage".
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
 __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
   const unsigned a = smem_addr(bar);
   unsigned done;
@@ -84,6 +88,33 @@ __device__ __forceinline__ MaxSum exchange_pairs(MaxSum all, float2 (*pairs)[C],
   mbar_wait(&xbar[b], (i >> 1) & 1);
   const float2 p = lane < C ? pairs[b][lane] : make_float2(-INFINITY, 0.0f);
   return warp_merge(MaxSum{p.x, p.y});
+}
+
+// Two pairs merged: the larger max, each sum rescaled to it (the pair algebra of softmax_common.cuh).
+__device__ __forceinline__ MaxSum merge_pair(MaxSum a, float2 b) {
+  const float m = fmaxf(a.m, b.x);
+  return MaxSum{m, a.s * rescale(a.m, m) + b.y * rescale(b.x, m)};
+}
+
+// exchange_pairs with no block barrier before it (staged_rows.cuh's SB_WARP_XCHG): each of the block's W
+// warps pushes its own pair `w` (warp-merged, in every lane) into slot rank * W + warp of every block's
+// buffer b = i & 1 (lane t < C to block t), counted on that block's xbar[b] (C * W pairs); every warp waits
+// for all C * W and merges them, lane l the pairs l, l + 32, ... in that order, then across the warp: every
+// warp of every block gets the same bits. Buffer reuse: a warp pushes row i + 2's pair into a peer's buffer
+// b after its own wait for row i + 1, which needs every peer warp's row i + 1 push, which each makes after
+// reading row i's pairs (its merge used them). C > 1.
+template <int C, int W, typename Tid>
+__device__ __forceinline__ MaxSum exchange_warp_pairs(MaxSum w, float2 (*pairs)[C * W], unsigned long long* xbar,
+                                                      unsigned rank, int i, Tid tid, int lane) {
+  const int b = i & 1, warp = static_cast<int>(tid) >> 5;
+  if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * W * sizeof(float2)));
+  if (lane < C) push_pair(&pairs[b][rank * W + warp], &xbar[b], lane, w);
+  mbar_wait(&xbar[b], (i >> 1) & 1);
+  MaxSum p{-INFINITY, 0.0f};
+#pragma unroll
+  for (int j = 0; j < (C * W + 31) / 32; ++j)
+    if (lane + 32 * j < C * W) p = merge_pair(p, pairs[b][lane + 32 * j]);
+  return warp_merge(p);
 }
 
 // A 32-bit value into `slot` of block `rank`'s shared memory; its 4 bytes complete on that block's

@@ -27,6 +27,18 @@
 
 static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
 
+// SB_WARP_XCHG 1 (session 27; off): in clusters (C > 1), no block barrier and no block-level merge a row. Each
+// warp pushes its own (max, sum) into every block of the cluster (C x W pairs a block, st.async as before,
+// cluster_exchange.cuh's exchange_warp_pairs) and every warp merges them all; a row's chain loses a barrier and
+// one of its three warp merges (~300 cycles of shuffle latency of ~7700). The stage is refilled once every
+// warp of the block has said it read it (one mbarrier arrival a warp, xbar[2]; thread 0 waits on it), so the
+// refill is as early as after the barrier.
+#ifndef SB_WARP_XCHG
+#define SB_WARP_XCHG 0
+#endif
+// The pair slots a block holds a row: C blocks, or C blocks x W warps with SB_WARP_XCHG.
+#define SB_PAIRS(C) ((C) * (SB_WARP_XCHG ? SB_THREADS / 32 : 1))
+
 // Ablations for timing only (scripts/sweep_membound_s12.py; they compute a wrong softmax by design
 // and are never checked or picked): bit 1 no exchange between the C blocks (each block's own stats),
 // bit 2 no EX2 (a linear stand-in), bit 8 no y stores. 0, the default, builds the kernel unchanged.
@@ -144,7 +156,7 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
 template <typename T, int C, Exchange X, int E = SB_ELEMS, typename Refill>
 __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__ y, int N, int row, int i, unsigned rank,
                                         int stage_vecs, unsigned long long* full, float (*part_m)[SB_THREADS / 32],
-                                        float (*part_s)[SB_THREADS / 32], float2 (*pairs)[C], unsigned long long* xbar,
+                                        float (*part_s)[SB_THREADS / 32], float2 (*pairs)[SB_PAIRS(C)], unsigned long long* xbar,
                                         unsigned* __restrict__ counters, float2* __restrict__ slots, int q,
                                         Refill&& refill) {
   constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V;
@@ -193,10 +205,21 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
     t = exp_shifted(t, sh);
   }
   const int b = i & 1;
-  MaxSum all = block_merge<THREADS>(MaxSum{m, (s + h + t) * fix}, part_m[b], part_s[b]);
-  // Every thread has read the stage (it is past the merge's barrier): refill it now.
-  refill();
-  if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
+  MaxSum all;
+  if constexpr (SB_WARP_XCHG && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
+    all = warp_merge(MaxSum{m, (s + h + t) * fix});
+    if (lane == 0) mbar_arrive(&xbar[2]);  // this warp has read the stage
+    if (tid == 0) mbar_wait(&xbar[2], i & 1);  // every warp has: refill it
+    refill();
+    all = exchange_warp_pairs<C, THREADS / 32>(all, pairs, xbar, rank, i, tid, lane);
+  } else {
+    all = block_merge<THREADS>(MaxSum{m, (s + h + t) * fix}, part_m[b], part_s[b]);
+    // Every thread has read the stage (it is past the merge's barrier): refill it now.
+    refill();
+  }
+  if constexpr (SB_WARP_XCHG && X == Exchange::cluster && C > 1) {
+    // (exchanged above)
+  } else if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
     all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
   } else if constexpr (X == Exchange::group && C > 1 && !(SB_ABLATE & 1)) {
     float2* pq = slots + ((size_t)q * 2 + b) * C;
@@ -259,9 +282,9 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
                 "C is 1, 2, 4, 8 or 16 blocks a cluster, 1..16 a group");
   static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
-  __shared__ float2 pairs[2][C];
+  __shared__ float2 pairs[2][SB_PAIRS(C)];
   __shared__ alignas(8) unsigned long long full[S];
-  __shared__ alignas(8) unsigned long long xbar[2];
+  __shared__ alignas(8) unsigned long long xbar[SB_WARP_XCHG ? 3 : 2];  // SB_WARP_XCHG: [2] "the stage is read"
 
   const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
   if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
@@ -281,6 +304,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
     if constexpr (X == Exchange::cluster) {
       mbar_init(&xbar[0], 1);
       mbar_init(&xbar[1], 1);
+      if constexpr (SB_WARP_XCHG) mbar_init(&xbar[2], THREADS / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -330,9 +354,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   static_assert(C >= 1 && C <= 16, "C is 1 to 16 blocks a cluster");
   static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
-  __shared__ float2 pairs[2][C];
+  __shared__ float2 pairs[2][SB_PAIRS(C)];
   __shared__ alignas(8) unsigned long long full[S];
-  __shared__ alignas(8) unsigned long long xbar[2];
+  __shared__ alignas(8) unsigned long long xbar[SB_WARP_XCHG ? 3 : 2];  // SB_WARP_XCHG: [2] "the stage is read"
   __shared__ alignas(8) unsigned long long rowbar[R];
   __shared__ unsigned row_of[R];
 
@@ -352,6 +376,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
     mbar_init(&xbar[0], 1);
     mbar_init(&xbar[1], 1);
+    if constexpr (SB_WARP_XCHG) mbar_init(&xbar[2], THREADS / 32);
     handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
