@@ -770,7 +770,9 @@ def stages27_sweeps(selected):
 
 def xchg27_sweeps(selected):
     """v4_dispatch with SB_WARP_XCHG 1 against 0 where its rows are v12's (staged_rows.cuh). Predicted from the chain
-    (~300 of ~7700 cycles a row, SB_FAST_EXP's ~700 bought v12 4%): bf16 -1 to -2%, fp32 within 0.5%."""
+    (~300 of ~7700 cycles a row, SB_FAST_EXP's ~700 bought v12 4%): bf16 -1 to -2%, fp32 within 0.5%. Measured
+    (docs/runs/2026-12-02-h200-sweep_xchg27.json): bf16 131072 -0.6%, 65536 -0.1%, fp32 -0.1%: the default since.
+    (Ran at 6c48d13, where 0 was the default; both builds are spelled out.)"""
     if "softmax" not in selected:
         return []
     out = []

@@ -265,7 +265,7 @@ def test_fast_exp_knob_sass():
 
 @pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
 def test_warp_exchange_knob_sass():
-    """SB_WARP_XCHG 1 (staged_rows.cuh, off): no block barrier in the row loop (the default's block merge has one
+    """SB_WARP_XCHG 1 (staged_rows.cuh's default): no block barrier in the row loop (0's block merge has one
     BAR.SYNC a row beside the start-up's) and one warp merge fewer (10 SHFL.BFLY: its max and sum butterflies);
     an mbarrier arrival a warp says the stage is read. Within 128 registers, no spills."""
     def sass(d):
@@ -273,7 +273,7 @@ def test_warp_exchange_knob_sass():
         r = m.resources["softmax_dy_c8_bf16"]
         assert r.registers <= 128 and not r.spills, (d, r.registers, r.spill_stores)
         return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
-    default, warp = sass({}), sass({"SB_WARP_XCHG": 1})
+    default, warp = sass({"SB_WARP_XCHG": 0}), sass({})
     bars = [len(re.findall(r"\bBAR\.SYNC", t)) for t in (default, warp)]
     assert bars[1] == bars[0] - 1, bars
     shfl = [len(re.findall(r"SHFL\.BFLY", t)) for t in (default, warp)]

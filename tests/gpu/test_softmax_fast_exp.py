@@ -24,7 +24,7 @@ OP = discover()["softmax"]
 # v13 / v16 entries and v14's side grid) with PR_FAST_EXP 1, its knob (v13_packed_regs.cu).
 VARIANTS = [("v10_staged_regs", ()), ("v12_dynamic_rows", ()), ("v4_dispatch", ()),
             ("v13_packed_regs", (("PR_FAST_EXP", 1),)), ("v16_half_blocks", (("PR_FAST_EXP", 1),)),
-            ("v4_dispatch", (("PR_FAST_EXP", 1),)), ("v4_dispatch", (("SB_WARP_XCHG", 1),))]
+            ("v4_dispatch", (("PR_FAST_EXP", 1),)), ("v4_dispatch", (("SB_WARP_XCHG", 0),))]
 _modules: dict = {}
 _needs_hopper = sm90_only("the staged rows (v10, v12, v4's wide entries)")
 

@@ -27,14 +27,18 @@
 
 static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
 
-// SB_WARP_XCHG 1 (session 27; off): in clusters (C > 1), no block barrier and no block-level merge a row. Each
+// SB_WARP_XCHG (session 27; 1, the default; 0 builds the block merge as before): in clusters (C > 1), no block
+// barrier and no block-level merge a row. Each
 // warp pushes its own (max, sum) into every block of the cluster (C x W pairs a block, st.async as before,
 // cluster_exchange.cuh's exchange_warp_pairs) and every warp merges them all; a row's chain loses a barrier and
 // one of its three warp merges (~300 cycles of shuffle latency of ~7700). The stage is refilled once every
 // warp of the block has said it read it (one mbarrier arrival a warp, xbar[2]; thread 0 waits on it), so the
-// refill is as early as after the barrier.
+// refill is as early as after the barrier. Measured (H200, sweep xchg27 at 6c48d13, docs/runs/2026-12-02-h200-
+// sweep_xchg27.json, v4_dispatch alternating twice, us): bf16 2048 x 131072 264.4 / 264.9 against 266.0 / 266.4
+// (-0.6%), 4096 x 65536 265.4 / 264.9 against 265.6 / 265.3, fp32 2048 x 131072 529.5 / 528.8 against 529.9 /
+// 529.8. Predicted bf16 -1 to -2%.
 #ifndef SB_WARP_XCHG
-#define SB_WARP_XCHG 0
+#define SB_WARP_XCHG 1
 #endif
 // The pair slots a block holds a row: C blocks, or C blocks x W warps with SB_WARP_XCHG.
 #define SB_PAIRS(C) ((C) * (SB_WARP_XCHG ? SB_THREADS / 32 : 1))
