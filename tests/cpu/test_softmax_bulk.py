@@ -279,3 +279,19 @@ def test_warp_exchange_knob_sass():
     shfl = [len(re.findall(r"SHFL\.BFLY", t)) for t in (default, warp)]
     assert shfl[1] <= shfl[0] - 10, shfl
     assert "SYNCS.ARRIVE.TRANS64.A1T0" in warp and "SYNCS.ARRIVE.TRANS64.A1T0" not in default  # the plain arrival
+
+
+
+@pytest.mark.parametrize("threads", ["128", "256", "512"])
+def test_v12_static_shared_memory_is_what_the_plan_leaves(threads):
+    """SB_WARP_XCHG's pair slots (2 x C x W: 2 KiB at C = 16, 256 threads) are static shared memory beside the ring:
+    every instance's static bytes stay within what bulk_plan keeps off the ring's budget for its cluster
+    (BULK_STATIC_MAX + staged_pairs_bytes), on every CI arch."""
+    v = dataclasses.replace(V12, meta={**V12.meta, "threads": threads})
+    for arch in ("sm_90", "sm_100", "sm_120"):
+        m = compile_file(v.path, arch=arch, defines=OP.defines(v))
+        for name, r in m.resources.items():
+            found = re.search(r"_c(\d+)_", name)
+            c = int(found.group(1)) if found else 16  # softmax_bf16 / _f32: the contract kernel, the c16 instance
+            allowed = softmax_op.BULK_STATIC_MAX + softmax_op.staged_pairs_bytes(c, int(threads))
+            assert r.shared_static <= allowed, (arch, threads, name, r.shared_static, allowed)

@@ -592,6 +592,14 @@ def bulk_stage_bytes(n: int, cluster: int, dtype: str) -> int:
     return 16 * -(-n // (v * cluster))
 
 
+def staged_pairs_bytes(cluster: int, threads: int) -> int:
+    """Static shared memory v10 / v12's rows hold past BULK_STATIC_MAX: staged_rows.cuh's SB_WARP_XCHG (the default
+    since session 27) keeps 2 x C x W pair slots where the block merge kept 2 x C, in blocks of at most 256 threads
+    (W = threads / 32 warps; larger blocks keep the block merge). v7 shares bulk_plan and is held to it too
+    (at most 1.8 KiB less ring, only in its 256-thread knob builds)."""
+    return 2 * cluster * (threads // 32 - 1) * 8 if cluster > 1 and threads <= 256 else 0
+
+
 def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int = 3, threads: int = 512,
               blocks_per_sm: int = 1, min_cluster: int = 1, elems: int = 0) -> BulkPlan | None:
     """v7's (and v10's) instance for rows of n on a GPU of compute capability cc (None: before sm_90,
@@ -603,7 +611,8 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
     v = 16 // (4 if dtype == "float32" else 2)
     for c in BULK_CLUSTERS:
         stage = bulk_stage_bytes(n, c, dtype)
-        if c >= min_cluster and stages * stage <= budget and (not elems or stage // 16 * v <= threads * elems):
+        fits = stages * stage <= budget - staged_pairs_bytes(c, threads)
+        if c >= min_cluster and fits and (not elems or stage // 16 * v <= threads * elems):
             return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
                             smem=stages * stage)
     return None

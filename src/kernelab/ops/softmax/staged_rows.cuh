@@ -40,8 +40,12 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #ifndef SB_WARP_XCHG
 #define SB_WARP_XCHG 1
 #endif
-// The pair slots a block holds a row: C blocks, or C blocks x W warps with SB_WARP_XCHG.
-#define SB_PAIRS(C) ((C) * (SB_WARP_XCHG ? SB_THREADS / 32 : 1))
+// Blocks of at most 256 threads only (W <= 8): the slots, 2 x C x W pairs of static shared memory (2 KiB at C = 16),
+// are what op.py's bulk_plan keeps off the ring's budget (staged_pairs_bytes); 512- and 1024-thread builds (knobs)
+// keep the block merge.
+#define SB_WARP_X (SB_WARP_XCHG && SB_THREADS <= 256)
+// The pair slots a block holds a row: C blocks, or C blocks x W warps with SB_WARP_X.
+#define SB_PAIRS(C) ((C) * (SB_WARP_X ? SB_THREADS / 32 : 1))
 
 // Ablations for timing only (scripts/sweep_membound_s12.py; they compute a wrong softmax by design
 // and are never checked or picked): bit 1 no exchange between the C blocks (each block's own stats),
@@ -210,7 +214,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   }
   const int b = i & 1;
   MaxSum all;
-  if constexpr (SB_WARP_XCHG && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
+  if constexpr (SB_WARP_X && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
     all = warp_merge(MaxSum{m, (s + h + t) * fix});
     if (lane == 0) mbar_arrive(&xbar[2]);  // this warp has read the stage
     if (tid == 0) mbar_wait(&xbar[2], i & 1);  // every warp has: refill it
@@ -221,7 +225,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
     // Every thread has read the stage (it is past the merge's barrier): refill it now.
     refill();
   }
-  if constexpr (SB_WARP_XCHG && X == Exchange::cluster && C > 1) {
+  if constexpr (SB_WARP_X && X == Exchange::cluster && C > 1) {
     // (exchanged above)
   } else if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
     all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
@@ -288,7 +292,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
   __shared__ float2 pairs[2][SB_PAIRS(C)];
   __shared__ alignas(8) unsigned long long full[S];
-  __shared__ alignas(8) unsigned long long xbar[SB_WARP_XCHG ? 3 : 2];  // SB_WARP_XCHG: [2] "the stage is read"
+  __shared__ alignas(8) unsigned long long xbar[SB_WARP_X ? 3 : 2];  // SB_WARP_X: [2] "the stage is read"
 
   const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
   if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
@@ -308,7 +312,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
     if constexpr (X == Exchange::cluster) {
       mbar_init(&xbar[0], 1);
       mbar_init(&xbar[1], 1);
-      if constexpr (SB_WARP_XCHG) mbar_init(&xbar[2], THREADS / 32);
+      if constexpr (SB_WARP_X) mbar_init(&xbar[2], THREADS / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -360,7 +364,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
   __shared__ float2 pairs[2][SB_PAIRS(C)];
   __shared__ alignas(8) unsigned long long full[S];
-  __shared__ alignas(8) unsigned long long xbar[SB_WARP_XCHG ? 3 : 2];  // SB_WARP_XCHG: [2] "the stage is read"
+  __shared__ alignas(8) unsigned long long xbar[SB_WARP_X ? 3 : 2];  // SB_WARP_X: [2] "the stage is read"
   __shared__ alignas(8) unsigned long long rowbar[R];
   __shared__ unsigned row_of[R];
 
@@ -380,7 +384,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
     mbar_init(&xbar[0], 1);
     mbar_init(&xbar[1], 1);
-    if constexpr (SB_WARP_XCHG) mbar_init(&xbar[2], THREADS / 32);
+    if constexpr (SB_WARP_X) mbar_init(&xbar[2], THREADS / 32);
     handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
