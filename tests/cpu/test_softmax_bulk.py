@@ -242,18 +242,22 @@ def test_v4_dispatch_v12_rows_are_not_register_bound(arch):
     assert seen >= 8  # bf16 32769-262144 and fp32 65537-262144 go to v12 on every arch here
 
 
+def _c8_bf16_sass(defines):
+    """sm_90 SASS of v12's softmax_dy_c8_bf16 (the bench row's instance) built with extra macros, checked first to
+    stay within 128 registers (two 256-thread blocks an SM) without spills."""
+    m = compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), **defines})
+    r = m.resources["softmax_dy_c8_bf16"]
+    assert r.registers <= 128 and not r.spills, (defines, r.registers, r.spill_stores)
+    return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
+
+
 @pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
 def test_fast_exp_knob_sass():
     """SB_FAST_EXP 1 (staged_rows.cuh's default): bf16 maxima on packed pairs (HMNMX2 / VHMNMX, none in the
     SB_FAST_EXP 0 build) and each exp's argument one FFMA (at least 64 more than 0's: one an element of the fast path's
     8 x 8), the sweep's LDS.128 predicated rather than branched around. Both builds within 128 registers (two
     256-thread blocks an SM), no spills."""
-    def sass(d):
-        m = compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), **d})
-        r = m.resources["softmax_dy_c8_bf16"]
-        assert r.registers <= 128 and not r.spills, (d, r.registers, r.spill_stores)
-        return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
-    default, fast = sass({"SB_FAST_EXP": 0}), sass({})
+    default, fast = _c8_bf16_sass({"SB_FAST_EXP": 0}), _c8_bf16_sass({})
     packed = r"\b(V?HMNMX2?)\.BF16_V2\b"
     assert not re.search(packed, default)
     assert len(re.findall(packed, fast)) >= 8, len(re.findall(packed, fast))
@@ -268,12 +272,7 @@ def test_warp_exchange_knob_sass():
     """SB_WARP_XCHG 1 (staged_rows.cuh's default): no block barrier in the row loop (0's block merge has one
     BAR.SYNC a row beside the start-up's) and one warp merge fewer (10 SHFL.BFLY: its max and sum butterflies);
     an mbarrier arrival a warp says the stage is read. Within 128 registers, no spills."""
-    def sass(d):
-        m = compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), **d})
-        r = m.resources["softmax_dy_c8_bf16"]
-        assert r.registers <= 128 and not r.spills, (d, r.registers, r.spill_stores)
-        return run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
-    default, warp = sass({"SB_WARP_XCHG": 0}), sass({})
+    default, warp = _c8_bf16_sass({"SB_WARP_XCHG": 0}), _c8_bf16_sass({})
     bars = [len(re.findall(r"\bBAR\.SYNC", t)) for t in (default, warp)]
     assert bars[1] == bars[0] - 1, bars
     shfl = [len(re.findall(r"SHFL\.BFLY", t)) for t in (default, warp)]

@@ -41,7 +41,10 @@
 //   256 KiB rows 271.6, 8 chunks a take 269.1; torch's copy_ 253.7. v4_dispatch routes bf16
 //   32769-262144 and fp32 65537-262144 here (full run at 2fe3158: bf16 2048 x 131072 275.6 us).
 // Since session 27 the row's sweep is staged_rows.cuh's SB_FAST_EXP (exps as one FFMA + EX2, bf16 maxima on packed
-//   pairs): 4096 x 65536 bf16 265.6 / 265.8 us against 269.6 / 269.7 (-1.5%), fp32 unchanged (sweep fast27).
+//   pairs): 4096 x 65536 bf16 265.6 / 265.8 us against 269.6 / 269.7 (-1.5%), fp32 unchanged (sweep fast27); and
+//   its exchange SB_WARP_XCHG's (each warp's pair to the cluster, no block barrier): 2048 x 131072 bf16 -0.6%
+//   (sweep xchg27). v4_dispatch takes v12 alone at bf16 2048 x 131072 again (run at 10274e0: 262.8 us, paired
+//   0.966x a same-bytes copy; v14 265.2 in the same run).
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
 //
 // Knobs: v10's (header values; op.py passes them as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM,

@@ -39,7 +39,10 @@
 //   stream through L2); 4096 x 65536 bf16 266.1 / 265.1 vs 269.2 / 268.7 (-1.5%). Kept as a knob,
 //   not the default.
 // Since session 27 the main grid's sweep is staged_rows.cuh's SB_FAST_EXP (the side grid's v13 body is not):
-//   2048 x 131072 bf16 267.6 / 267.6 us against 269.1 / 270.0 (-0.8%; sweep fast27).
+//   2048 x 131072 bf16 267.6 / 267.6 us against 269.1 / 270.0 (-0.8%; sweep fast27). But v12 alone gained more
+//   (276 -> 265.6 us): with the side grid off v14 ran 265.7-266.4 us, with it 267.2-268.4 (sweep split27), so the
+//   side grid now slows the main grid more than its rows add, and v4_dispatch no longer takes v14 (op.py
+//   DISPATCH_WIDE_SPLIT).
 // Measured: BENCHMARKS.md, softmax rows (section membound).
 //
 // Knobs: the main grid's instances are built with v4_dispatch's DISPATCH_BULK (op.py passes them
