@@ -95,7 +95,8 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                PR_FAST_EXP 1 (fast_exp.cuh, as SB_FAST_EXP: 8.75 instructions a bf16 element where there were
                12.5) against 0, through v4_dispatch at bf16 2048 x 131072 (v14), 1325 x 151936 and 1024 x 262144
                (v16), fp32 4096 x 65536 (v13), and v13 alone at 2048 x 131072 bf16, alternating twice.
-    split27:   (session 27) softmax bf16 2048 x 131072 after SB_FAST_EXP: v12_dynamic_rows alone ran 265.6 us in the run at
+    split27:   (session 27) softmax bf16 2048 x 131072 after SB_FAST_EXP: v12_dynamic_rows alone ran 265.6 us in the
+               run at
                678edb4 against v4_dispatch (v14's split grid) 267.5; v4, v12, v14 with the side grid off (`@side_margin`
                past M) and v14 as it is, alternating three times.
     stages27:  (session 27) v12's ring depth again now that its rows are shorter (SB_FAST_EXP): 3 stages against 2 at
@@ -739,7 +740,8 @@ def fast27b_sweeps(selected):
 
 
 def split27_sweeps(selected):
-    """softmax bf16 2048 x 131072: is v14's side grid still worth its place beside v12's faster rows? v4_dispatch (v14 at
+    """softmax bf16 2048 x 131072: is v14's side grid still worth its place beside v12's faster rows? v4_dispatch (v14
+    at
     this width), v12_dynamic_rows, v14 `@side_margin 4096` (the main grid alone, v14's launch) and v14, three times
     alternating. The run at 678edb4 had v12 265.6 us, v14 267.6, v4 267.5 (one sample each; session 13 had v14 2.8%
     ahead of v12). Predicted: v12 and the margin build tie, 0.5-1% ahead of v14."""
@@ -794,7 +796,8 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
-        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps, "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps}
+        "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps,
+        "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
