@@ -210,3 +210,13 @@ def test_split_launch_is_computed_once_per_module_and_shape(fake_gpu):
     b = softmax_op.split_launch(Module(), V14, 2048, 131072, "bfloat16")  # another module: computed again
     assert b is not a and (b.main, b.side) == (a.main, a.side)
     assert len(asked) == 4
+
+
+def test_v4_holds_v14s_instances_only_while_its_wide_entry_takes_them(request):
+    """dispatch_lists' V4_SPLIT: v4's module leaves v14's softmax_sg_* out while DISPATCH_WIDE_SPLIT is off (no plan
+    reaches them), and holds the ones its plans name once it is on."""
+    default = set(compile_file(V4.path, arch="sm_90", defines=OP.defines(V4)).resources)
+    assert not any(k.startswith("softmax_sg_") for k in default) and "softmax_dy_c8_bf16" in default
+    request.getfixturevalue("wide_split")
+    split = set(compile_file(V4.path, arch="sm_90", defines=OP.defines(V4)).resources)
+    assert {"softmax_sg_a_c8_bf16", "softmax_sg_b_c2_bf16"} <= split and default < split

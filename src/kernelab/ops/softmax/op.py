@@ -373,10 +373,13 @@ DISPATCH_OLDER = {
 def dispatch_lists(variant) -> dict[str, int]:
     """v4_dispatch's optional instance lists (V4_CLUSTER: v3's clusters, V4_PERSISTENT: v5's), each
     compiled only when an entry of DISPATCH_SM90 / DISPATCH_OLDER or the variant's `@dispatch_only`
-    names its strategy (no other entry plans them): 48 of 152 kernels, a third of v4's compile time."""
+    names its strategy (no other entry plans them): 48 of 152 kernels, a third of v4's compile time.
+    V4_SPLIT: v14's six bf16 instances, only while the "wide" entry takes v14 (DISPATCH_WIDE_SPLIT) or an
+    entry names "split"."""
     named = {s for table in (DISPATCH_SM90, DISPATCH_OLDER) for entries in table.values() for _, s in entries}
     named |= set(variant.meta.get("dispatch_only", "").split()[:1])
-    return {"V4_CLUSTER": int("cluster" in named), "V4_PERSISTENT": int("persistent" in named)}
+    return {"V4_CLUSTER": int("cluster" in named), "V4_PERSISTENT": int("persistent" in named),
+            "V4_SPLIT": int(DISPATCH_WIDE_SPLIT or "split" in named)}
 
 
 # ---- v5_persistent's instances -----------------------------------------------------------------

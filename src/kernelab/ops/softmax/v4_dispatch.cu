@@ -56,6 +56,9 @@
 #ifndef V4_PERSISTENT
 #define V4_PERSISTENT 1
 #endif
+#ifndef V4_SPLIT  // v14's instances: since session 27 only with op.py's DISPATCH_WIDE_SPLIT (or a "split" entry)
+#define V4_SPLIT 1
+#endif
 #define SOFTMAX_NO_ENTRY_POINTS  // take the strategies' device code; the entry points are below
 #include "v0_warp_row.cu"
 #include "v1_block_row.cu"
@@ -132,5 +135,7 @@ softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __re
 // v14_split_grid: bf16 rows of 65537-262144 (DISPATCH_SM90 "split"): v12's clusters (main grid, the
 // caller's stream) and v13's (side grid, a second stream) taking rows from one counter; op.py's
 // split_grid_launch launches both.
+#if V4_SPLIT
 #include "split_grid_instances.cuh"  // softmax_sg_*: only the bf16 ones v14's plans take
+#endif
 #endif
