@@ -2,7 +2,8 @@
 // (sm_90+): a block's share of each of its rows staged by a bulk copy in a ring of SB_STAGES stages
 // of dynamic shared memory, read once into SB_ELEMS fp32 registers a thread (one EX2 an element,
 // the exps kept), the stage refilled right after the block merge, then the C blocks' (max, sum)
-// pairs exchanged and the row written from registers (one_row). The variants differ in who the C
+// pairs exchanged (in clusters, since session 27, each warp's pair: SB_WARP_XCHG) and the row written
+// from registers (one_row). The variants differ in who the C
 // blocks of a row are, how they exchange (template argument X) and which rows they take:
 //   Exchange::cluster (v10): a hardware cluster of C = 1, 2, 4, 8, 16; pairs pushed into every peer's
 //     shared memory by st.async, counted on an mbarrier (cluster_exchange.cuh); rows q, q + Q, ...;
@@ -28,12 +29,11 @@
 static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16, 32 or 64 fp32 values a thread");
 
 // SB_WARP_XCHG (session 27; 1, the default; 0 builds the block merge as before): in clusters (C > 1), no block
-// barrier and no block-level merge a row. Each
-// warp pushes its own (max, sum) into every block of the cluster (C x W pairs a block, st.async as before,
-// cluster_exchange.cuh's exchange_warp_pairs) and every warp merges them all; a row's chain loses a barrier and
-// one of its three warp merges (~300 cycles of shuffle latency of ~7700). The stage is refilled once every
-// warp of the block has said it read it (one mbarrier arrival a warp, xbar[2]; thread 0 waits on it), so the
-// refill is as early as after the barrier. Measured (H200, sweep xchg27 at 6c48d13, docs/runs/2026-12-02-h200-
+// barrier and no block-level merge a row. Each warp pushes its own (max, sum) into every block of the cluster
+// (C x W pairs a block, st.async as before, cluster_exchange.cuh's exchange_warp_pairs) and every warp merges
+// them all; a row's chain loses a barrier and one of its three warp merges (~300 cycles of shuffle latency of
+// ~7700). The stage is refilled once every warp of the block has said it read it (one mbarrier arrival a warp,
+// xbar[2]; thread 0 waits on it), so the refill is as early as after the barrier. Measured (H200, sweep xchg27 at 6c48d13, docs/runs/2026-12-02-h200-
 // sweep_xchg27.json, v4_dispatch alternating twice, us): bf16 2048 x 131072 264.4 / 264.9 against 266.0 / 266.4
 // (-0.6%), 4096 x 65536 265.4 / 264.9 against 265.6 / 265.3, fp32 2048 x 131072 529.5 / 528.8 against 529.9 /
 // 529.8. Predicted bf16 -1 to -2%.
