@@ -280,7 +280,6 @@ def test_warp_exchange_knob_sass():
     assert "SYNCS.ARRIVE.TRANS64.A1T0" in warp and "SYNCS.ARRIVE.TRANS64.A1T0" not in default  # the plain arrival
 
 
-
 @pytest.mark.parametrize("threads", ["128", "256", "512"])
 def test_v12_static_shared_memory_is_what_the_plan_leaves(threads):
     """SB_WARP_XCHG's pair slots (2 x C x W: 2 KiB at C = 16, 256 threads) are static shared memory beside the ring:

@@ -112,7 +112,8 @@ def test_masked_and_special_rows_through_the_loop(which):
 
 
 # The knob builds the sweeps time: (variant, header values, macros).
-KNOBS = [("v12", {}, {"SB_FAST_EXP": 0}), ("v12", {}, {"SB_WARP_XCHG": 0}), ("v10", {}, {"SB_WARP_XCHG": 0}), ("v7", {}, {"SB_STORE": 1}), ("v7", {}, {"SB_STORE": 2}), ("v7", {}, {"SB_LOAD_EF": 1}),
+KNOBS = [("v12", {}, {"SB_FAST_EXP": 0}), ("v12", {}, {"SB_WARP_XCHG": 0}), ("v10", {}, {"SB_WARP_XCHG": 0}),
+         ("v7", {}, {"SB_STORE": 1}), ("v7", {}, {"SB_STORE": 2}), ("v7", {}, {"SB_LOAD_EF": 1}),
          ("v7", {"stages": "2"}, {}), ("v7", {"stages": "4"}, {}), ("v7", {"blocks_per_sm": "2"}, {}),
          ("v7", {"threads": "256"}, {}), ("v7", {"threads": "1024"}, {}), ("v7", {"min_cluster": "8"}, {}),
          ("v10", {"stages": "3"}, {}), ("v10", {"stages": "3", "threads": "512"}, {}),

@@ -2,7 +2,7 @@
 SB_FAST_EXP 1, their default since session 27, on a GPU: exps as ex2(fma(x, LOG2E, -c)) with a
 thread's rounding residual c_lo folded back once, bf16 maxima on packed pairs. What could go wrong is
 numeric, so besides the loop and layout cases the rows sit far from 0: there c = fl(sh LOG2E) is off
-by up to ulp(c) / 2 (1000 + N(0, 1) fp32: ~6e-5 of every exp, over fp32's 2e-5 tolerance had the
+by up to ulp(c) / 2 (1000 + N(0, 1) fp32: up to ~4e-5 of every exp, over fp32's 2e-5 tolerance had the
 residual not been folded back), and past 2^20 the fallback (x - sh first) runs. Special values (NaN,
 +-inf, masked rows) must come out as torch's. The SB_FAST_EXP 0 build: test_softmax_bulk.py's KNOBS."""
 

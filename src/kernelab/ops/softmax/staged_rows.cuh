@@ -3,8 +3,8 @@
 // of dynamic shared memory, read once into SB_ELEMS fp32 registers a thread (one EX2 an element,
 // the exps kept), the stage refilled right after the block merge, then the C blocks' (max, sum)
 // pairs exchanged (in clusters, since session 27, each warp's pair: SB_WARP_XCHG) and the row written
-// from registers (one_row). The variants differ in who the C
-// blocks of a row are, how they exchange (template argument X) and which rows they take:
+// from registers (one_row). The variants differ in who the C blocks of a row are, how they exchange
+// (template argument X) and which rows they take:
 //   Exchange::cluster (v10): a hardware cluster of C = 1, 2, 4, 8, 16; pairs pushed into every peer's
 //     shared memory by st.async, counted on an mbarrier (cluster_exchange.cuh); rows q, q + Q, ...;
 //   Exchange::group (v11): C = 1..16 ordinary blocks of a cooperative grid; pairs stored in global
@@ -33,8 +33,9 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 // (C x W pairs a block, st.async as before, cluster_exchange.cuh's exchange_warp_pairs) and every warp merges
 // them all; a row's chain loses a barrier and one of its three warp merges (~300 cycles of shuffle latency of
 // ~7700). The stage is refilled once every warp of the block has said it read it (one mbarrier arrival a warp,
-// xbar[2]; thread 0 waits on it), so the refill is as early as after the barrier. Measured (H200, sweep xchg27 at 6c48d13, docs/runs/2026-12-02-h200-
-// sweep_xchg27.json, v4_dispatch alternating twice, us): bf16 2048 x 131072 264.4 / 264.9 against 266.0 / 266.4
+// xbar[2]; thread 0 waits on it), so the refill is as early as after the barrier. Measured (H200, sweep xchg27
+// at 6c48d13, docs/runs/2026-12-02-h200-sweep_xchg27.json, v4_dispatch alternating twice, us): bf16 2048 x
+// 131072 264.4 / 264.9 against 266.0 / 266.4
 // (-0.6%), 4096 x 65536 265.4 / 264.9 against 265.6 / 265.3, fp32 2048 x 131072 529.5 / 528.8 against 529.9 /
 // 529.8. Predicted bf16 -1 to -2%.
 #ifndef SB_WARP_XCHG
@@ -213,8 +214,10 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
     t = exp_shifted(t, sh);
   }
   const int b = i & 1;
+  // SB_WARP_X: each warp's pair to the cluster, no block barrier (the knob's comment above).
+  constexpr bool kWarpX = SB_WARP_X && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1);
   MaxSum all;
-  if constexpr (SB_WARP_X && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
+  if constexpr (kWarpX) {
     all = warp_merge(MaxSum{m, (s + h + t) * fix});
     if (lane == 0) mbar_arrive(&xbar[2]);  // this warp has read the stage
     if (tid == 0) mbar_wait(&xbar[2], i & 1);  // every warp has: refill it
@@ -225,9 +228,7 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
     // Every thread has read the stage (it is past the merge's barrier): refill it now.
     refill();
   }
-  if constexpr (SB_WARP_X && X == Exchange::cluster && C > 1) {
-    // (exchanged above)
-  } else if constexpr (X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
+  if constexpr (!kWarpX && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1)) {
     all = exchange_pairs<C>(all, pairs, xbar, rank, i, tid, lane);  // cluster_exchange.cuh
   } else if constexpr (X == Exchange::group && C > 1 && !(SB_ABLATE & 1)) {
     float2* pq = slots + ((size_t)q * 2 + b) * C;
