@@ -17,6 +17,9 @@ Usage (GPU machine with ncu; ~15-30 s per target):
     the variant's header value instead (`v5_l2_two_pass[@block=256;SM_THREADS=1024]`): the op's launch
     geometry and its macros both follow it.
 Writes $OUT/ncu_<target>.txt (ncu's own report) and prints the table last.
+    --source N            also sample stalls per SASS instruction (SourceCounters): writes
+                          $OUT/ncu_<target>_sass.csv (ncu's source page) and prints each target's N
+                          instructions with the most stall samples, with their top reasons
 
 The child side (`--child`) builds the inputs, calls the target three times (warm-up: the cubin load,
 torch.compile's autotuning), then once more between cudaProfilerStart and Stop: ncu profiles the
@@ -86,11 +89,14 @@ def table(reports: dict[str, dict[str, float]], top_stalls: int = 8, extra: tupl
     return "\n".join(lines)
 
 
-def ncu_command(ncu: str, target: str, kernel_regex: str, args) -> list[str]:
+def ncu_command(ncu: str, target: str, kernel_regex: str, args, export: Path | None = None) -> list[str]:
     # --profile-from-start off: only launches between the child's cudaProfilerStart and Stop count, so
     # the warm-up call (and torch.compile's autotuning launches, which match a peer's regex) are skipped.
+    # export: write a report file (ncu -o) instead of printing, for --source's two pages.
     cmd = [ncu, "--profile-from-start", "off", "--launch-count", "1", "--kernel-name", f"regex:{kernel_regex}"]
-    for s in SECTIONS:
+    if export is not None:
+        cmd += ["--force-overwrite", "--export", str(export)]
+    for s in (*SECTIONS, *(("SourceCounters",) if export is not None else ())):
         cmd += ["--section", s]
     cmd += ["--metrics", ",".join([STALLS, *getattr(args, "metrics", [])])]
     cmd += [sys.executable, str(Path(__file__).resolve()), "--child", "--op", args.op, "--shape", args.shape,
@@ -129,6 +135,46 @@ def variant_kernel_regex(op, name: str, dtype: str) -> str:
     suffix = DTYPES[dtype]
     mine = [n for n in names if suffix in n] or names
     return "|".join(re.escape(n) for n in mine) or re.escape(op.kernel_name(dtype))
+
+
+def source_rows(csv_text: str) -> tuple[list[str], list[dict[str, str]]]:
+    """ncu's source page (--page source --csv --print-source sass) as (columns, rows): one row per
+    SASS instruction. Lines before the CSV header (ncu's own notes) are skipped."""
+    import csv
+    import io
+
+    lines = csv_text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith('"Address"') or ln.startswith("Address")), None)
+    if start is None:
+        return [], []
+    reader = csv.DictReader(io.StringIO("\n".join(lines[start:])))
+    return list(reader.fieldnames or []), list(reader)
+
+
+def _num(v: str) -> float:
+    try:
+        return float(str(v).replace(",", ""))
+    except ValueError:
+        return 0.0
+
+
+def top_stalled(csv_text: str, n: int) -> str:
+    """The n SASS instructions with the most stall samples in a source page, each with its share of
+    all samples and its three largest stall-reason columns."""
+    cols, rows = source_rows(csv_text)
+    total_col = next((c for c in cols if c.startswith("Warp Stall Sampling (All")), None)
+    if not rows or total_col is None:
+        return "(no per-instruction stall samples in the source page)"
+    reasons = [c for c in cols if c != total_col and any(k in c.lower() for k in ("stall", "scoreboard", "barrier"))]
+    total = sum(_num(r[total_col]) for r in rows) or 1.0
+    src = next((c for c in cols if c == "Source"), cols[1] if len(cols) > 1 else cols[0])
+    out = [f"{len(rows)} instructions, {total:.0f} samples; top {n} by samples:"]
+    for r in sorted(rows, key=lambda r: -_num(r[total_col]))[:n]:
+        why = sorted(((c, _num(r[c])) for c in reasons), key=lambda cv: -cv[1])[:3]
+        whys = ", ".join(f"{c}={v:.0f}" for c, v in why if v > 0)
+        share = 100 * _num(r[total_col]) / total
+        out.append(f"  {r.get('Address', '?'):>8} {share:5.1f}%  {r[src].strip()[:60]:60}  {whys}")
+    return "\n".join(out)
 
 
 def _case(args):
@@ -198,6 +244,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=".", help="folder for the ncu reports")
     p.add_argument("--metrics", type=lambda x: [m for m in x.split(",") if m], default=[],
                    help="more ncu metrics, comma-separated (each gets a row), e.g. dram__bytes_read.sum")
+    p.add_argument("--source", type=int, default=0, metavar="N",
+                   help="also sample stalls per SASS instruction and print each target's N most stalled")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -214,19 +262,30 @@ def main(argv=None) -> int:
     variants = {v.name for v in op.variants()}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    reports = {}
+    reports, sources = {}, {}
     for target in [t for t in args.targets.split(",") if t]:
         if target not in regex and split_target(target)[0] not in variants:
             print(f"{target}: a peer needs --kernel {target}=REGEX (its kernel's name is not kernelab's)",
                   file=sys.stderr)
             return 2
         kernel = regex.get(target) or variant_kernel_regex(op, split_target(target)[0], args.dtype)
-        r = subprocess.run(ncu_command(ncu, target, kernel, args), capture_output=True, text=True)
+        stem = out / f"ncu_{re.sub(r'[^A-Za-z0-9_.-]', '_', target)}"
+        export = stem.with_suffix(".ncu-rep") if args.source else None
+        r = subprocess.run(ncu_command(ncu, target, kernel, args, export), capture_output=True, text=True)
         text = r.stdout + r.stderr
-        (out / f"ncu_{re.sub(r'[^A-Za-z0-9_.-]', '_', target)}.txt").write_text(text)
+        if export is not None:  # the details page and the SASS page, both read from the one report
+            text += subprocess.run([ncu, "--import", str(export), "--page", "details"], capture_output=True,
+                                   text=True).stdout
+            sass = subprocess.run([ncu, "--import", str(export), "--page", "source", "--csv", "--print-source",
+                                   "sass"], capture_output=True, text=True)
+            stem.with_name(stem.name + "_sass.csv").write_text(sass.stdout + sass.stderr)
+            sources[target] = top_stalled(sass.stdout, args.source)
+        stem.with_suffix(".txt").write_text(text)
         reports[target] = parse_report(text)
         if not reports[target]:
             print(f"{target}: ncu reported nothing (rc {r.returncode}); its output: {out}", file=sys.stderr)
+    for target, text in sources.items():
+        print(f"== {target}: stall samples per SASS instruction\n{text}\n")
     print(table(reports, extra=tuple(args.metrics)))
     return 0
 

@@ -97,3 +97,31 @@ def test_extra_metrics_are_asked_for_and_get_rows_in_bytes():
                                  "lts__t_requests_srcunit_tex_op_write.sum": 8388608})
     rows = NCU.table({"v4": rep}, extra=tuple(args.metrics)).splitlines()
     assert [r.split()[0] for r in rows[1:]] == args.metrics  # only the metrics asked for, in that order
+
+
+def test_source_page_ranks_instructions_by_stall_samples():
+    # The shape of ncu's `--page source --csv --print-source sass` output: a note line, then one row an
+    # instruction (the per-reason column names vary by ncu version; any with "stall" in it counts).
+    csv_text = """==PROF== note before the table
+"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",\
+"stall_long_sb","stall_wait"
+"0x10","LDS.128 R24, [R68]","10","8","1","7"
+"0x20","MUFU.EX2 R8, R8","30","20","0","12"
+"0x30","STG.E.128 desc[UR6][R2.64], R24","60","55","50","3"
+"""
+    cols, rows = NCU.source_rows(csv_text)
+    assert cols[0] == "Address" and len(rows) == 3
+    text = NCU.top_stalled(csv_text, 2).splitlines()
+    assert text[0].startswith("3 instructions, 100 samples")
+    assert "STG.E.128" in text[1] and "60.0%" in text[1] and "stall_long_sb=50" in text[1]
+    assert "MUFU.EX2" in text[2] and "LDS" not in "".join(text)
+    assert NCU.top_stalled("no table here", 5).startswith("(no per-instruction")
+
+
+def test_source_mode_exports_one_report_with_source_counters(tmp_path):
+    import argparse
+
+    args = argparse.Namespace(op="softmax", shape="8,8", dtype="bfloat16", params="", metrics=[])
+    cmd = NCU.ncu_command("ncu", "v12", "softmax_dy", args, export=tmp_path / "r.ncu-rep")
+    assert cmd[cmd.index("--export") + 1] == str(tmp_path / "r.ncu-rep") and "SourceCounters" in cmd
+    assert "SourceCounters" not in NCU.ncu_command("ncu", "v12", "softmax_dy", args)
