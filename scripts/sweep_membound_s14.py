@@ -787,6 +787,88 @@ def xchg27_sweeps(selected):
     return out
 
 
+def ablate28_sweeps(selected):
+    """(session 28) What the cluster exchange costs v12's rows now: ncu's source counters (session 28, 2048 x 131072)
+    put 22% (bf16) and 34% (fp32) of the warps' stall samples on one instruction, the wait for the cluster's pairs.
+    v4_dispatch (v12 there) against itself with SB_ABLATE 1 (no exchange: each block's own (max, sum), unchecked) and
+    SB_ABLATE 3 (no exchange, no EX2), bf16 and fp32, alternating twice. Predicted: without the exchange bf16 3-6%
+    faster, fp32 3-8%; if so, a row loop that hides the exchange behind the next row's sweep is worth building."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for dt in ("bfloat16", "float32"):
+        cands = [Candidate(V4, "existing", V4),
+                 Candidate(f"{V4} SB_ABLATE 1", "new", V4, defines={"SB_ABLATE": 1}, check=False),
+                 Candidate(f"{V4} SB_ABLATE 3", "new", V4, defines={"SB_ABLATE": 3}, check=False)]
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((256, 131072), dt), cands + again(cands)))
+    return out
+
+
+def ov28_sweeps(selected):
+    """(session 28) softmax v17_overlap_rows (v12's rows with each row's cluster exchange hidden behind the next row's
+    sweep) at 2048 x 131072 against v4_dispatch (v12 there), alternating twice. Predicted (v17's header): bf16 -2 to
+    -4% against v12, fp32 -3 to -6%. First run (bf16; docs/runs/2026-12-03-h200-sweep_ov28.json): v4 262.8 us, v17
+    283.1, v17 at 512 threads 300.7: +8% and +14%, the second sweep's instructions cost more than the wait they hide;
+    v4 with SB_ABLATE 1 (no exchange) faulted, ending that run before fp32. So `OV28_DTYPES` picks the dtypes
+    (default both), and fp32 runs v17 at 32 values a thread (its C = 16 share is 8 vectors: 64 held 16) and at 512
+    threads x 16."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for dt in os.environ.get("OV28_DTYPES", "bfloat16,float32").split(","):
+        e = "64" if dt == "bfloat16" else "32"
+        cands = [Candidate(V4, "existing", V4),
+                 Candidate(f"v17_overlap_rows {e} values", "new", "v17_overlap_rows", meta={"elems": e}),
+                 Candidate("v17_overlap_rows 512 threads", "new", "v17_overlap_rows",
+                           meta={"threads": "512", "elems": str(int(e) // 2)})]
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((256, 131072), dt), cands + again(cands)))
+    return out
+
+
+def t128_28_sweeps(selected):
+    """(session 28) v12 in 128-thread blocks (64 values a thread: clusters of 16, up to four blocks an SM) at 2048 x
+    131072, bf16 and fp32, 2 and 3 stages, against v4_dispatch (v12 in 256-thread blocks, two an SM), alternating
+    twice; and the tail: v4 at 2040 rows (68 rows for each of the 30 clusters the H200 places, no partial last
+    round) against 2048. ncu (session 28) has v12's warps of a block in step (one exchange a row couples them) and
+    only two blocks an SM to interleave; four smaller blocks an SM give four. Predicted: 128 threads within +-2%
+    (session 7's v10 at 128 threads: 287.9 against 286.7 us, before the faster sweeps); 2040 rows 1.0-1.4% faster
+    than 2048 (rows 0.4% fewer; a last round with 8 of 30 clusters busy)."""
+    if "softmax" not in selected:
+        return []
+    v12 = "v12_dynamic_rows"
+    out = []
+    for dt in ("bfloat16", "float32"):
+        cands = [Candidate(V4, "existing", V4),
+                 Candidate(f"{v12} 128 threads", "new", v12, meta={"threads": "128", "stages": "2"}),
+                 Candidate(f"{v12} 128 threads 3 stages", "new", v12, meta={"threads": "128", "stages": "3"})]
+        out.append(Sweep("softmax", Case((2048, 131072), dt), "cold", Case((256, 131072), dt), cands + again(cands)))
+    tail = [Candidate(V4, "existing", V4)]
+    for m in (2040, 2048):
+        out.append(Sweep("softmax", Case((m, 131072), "bfloat16"), "cold", Case((256, 131072), "bfloat16"),
+                         tail + again(tail)))
+    return out
+
+
+def full28_sweeps(selected):
+    """(session 28) v12's `_full` instances (staged_rows.cuh FULL: rows of exactly C x 256 x E elements, 16-byte
+    aligned: no row geometry, head / tail scalars, per-vector predicates or scalar stores; sm_90 SASS of
+    softmax_dy_c8_bf16 1920 -> 1576 lines) against the general kernels (`@full 0`), through v4_dispatch: bf16 2048 x
+    131072 (C = 8) and 4096 x 65536 (C = 4), fp32 2048 x 131072 (the e32 clusters of 16), alternating, three times
+    at the bench shapes. ncu (session 28): v12 bf16 executes ~900 warp instructions a warp and row, ~450 of them
+    outside the per-element work. Predicted: bf16 -1 to -2% (session 27's -21% of the sweep's instructions bought
+    -4%, layernorm's whole-vector kernel -21% bought -2.9%), fp32 within 0.5% (its time is not the chain)."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for (m, n, dt), reps in (((2048, 131072, "bfloat16"), 3), ((4096, 65536, "bfloat16"), 2),
+                             ((2048, 131072, "float32"), 3)):
+        cands = [Candidate(V4, "existing", V4), Candidate(f"{V4} full 0", "new", V4, meta={"full": "0"})]
+        runs = cands + again(cands) + ([dataclasses.replace(c, label=f"{c.label} third") for c in cands] if reps > 2
+                                       else [])
+        out.append(Sweep("softmax", Case((m, n), dt), "cold", Case((256, n), dt), runs))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -797,7 +879,8 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
         "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps,
-        "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps}
+        "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps,
+        "ablate28": ablate28_sweeps, "ov28": ov28_sweeps, "t128_28": t128_28_sweeps, "full28": full28_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

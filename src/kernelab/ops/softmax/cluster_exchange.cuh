@@ -96,6 +96,31 @@ __device__ __forceinline__ MaxSum merge_pair(MaxSum a, float2 b) {
   return MaxSum{m, a.s * rescale(a.m, m) + b.y * rescale(b.x, m)};
 }
 
+// The two halves of exchange_warp_pairs, for a caller that does other work between them (softmax v17: the
+// next row's sweep). push_warp_pair: thread 0 arms `bar` for the C * W pairs this block will receive, and
+// lane t < C of each warp pushes the warp's pair `w` into slot rank * W + warp of block t's `slots`, counted
+// on block t's `bar`. merge_warp_pairs: once `bar`'s phase of parity `parity` completes, the C * W pairs
+// merged (lane l the pairs l, l + 32, ..., then across the warp: the same bits in every warp of every block).
+// Which buffer and parity a row takes, and why a buffer is read before it is pushed into again, is the
+// caller's proof.
+template <int C, int W, typename Tid>
+__device__ __forceinline__ void push_warp_pair(MaxSum w, float2* slots, unsigned long long* bar, unsigned rank,
+                                               Tid tid, int lane) {
+  const int warp = static_cast<int>(tid) >> 5;
+  if (tid == 0) mbar_expect(bar, static_cast<unsigned>(C * W * sizeof(float2)));
+  if (lane < C) push_pair(&slots[rank * W + warp], bar, lane, w);
+}
+template <int C, int W>
+__device__ __forceinline__ MaxSum merge_warp_pairs(const float2* slots, unsigned long long* bar, unsigned parity,
+                                                   int lane) {
+  mbar_wait(bar, parity);
+  MaxSum p{-INFINITY, 0.0f};
+#pragma unroll
+  for (int j = 0; j < (C * W + 31) / 32; ++j)
+    if (lane + 32 * j < C * W) p = merge_pair(p, slots[lane + 32 * j]);
+  return warp_merge(p);
+}
+
 // exchange_pairs with no block barrier before it (staged_rows.cuh's SB_WARP_XCHG): each of the block's W
 // warps pushes its own pair `w` (warp-merged, in every lane) into slot rank * W + warp of every block's
 // buffer b = i & 1 (lane t < C to block t), counted on that block's xbar[b] (C * W pairs); every warp waits
@@ -106,15 +131,9 @@ __device__ __forceinline__ MaxSum merge_pair(MaxSum a, float2 b) {
 template <int C, int W, typename Tid>
 __device__ __forceinline__ MaxSum exchange_warp_pairs(MaxSum w, float2 (*pairs)[C * W], unsigned long long* xbar,
                                                       unsigned rank, int i, Tid tid, int lane) {
-  const int b = i & 1, warp = static_cast<int>(tid) >> 5;
-  if (tid == 0) mbar_expect(&xbar[b], static_cast<unsigned>(C * W * sizeof(float2)));
-  if (lane < C) push_pair(&pairs[b][rank * W + warp], &xbar[b], lane, w);
-  mbar_wait(&xbar[b], (i >> 1) & 1);
-  MaxSum p{-INFINITY, 0.0f};
-#pragma unroll
-  for (int j = 0; j < (C * W + 31) / 32; ++j)
-    if (lane + 32 * j < C * W) p = merge_pair(p, pairs[b][lane + 32 * j]);
-  return warp_merge(p);
+  const int b = i & 1;
+  push_warp_pair<C, W>(w, pairs[b], &xbar[b], rank, tid, lane);
+  return merge_warp_pairs<C, W>(pairs[b], &xbar[b], (i >> 1) & 1, lane);
 }
 
 // A 32-bit value into `slot` of block `rank`'s shared memory; its 4 bytes complete on that block's

@@ -144,6 +144,8 @@ class Softmax(OpSpec):
             return bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
         if strategy == "dynamic":  # v12: v10's plan, its own instances
             return dynamic_plan(bulk_plan(n, tuple(cc), dtype, *bulk_knobs(variant)))
+        if strategy == "overlap":  # v17
+            return overlap_plan(n, tuple(cc), dtype, *bulk_knobs(variant))
         if strategy == "packed_regs":  # v13
             return packed_regs_plan(n, tuple(cc), dtype)
         if strategy == "any_cluster":  # v15
@@ -180,7 +182,7 @@ class Softmax(OpSpec):
         are built with (one source of truth: the plan reads the same header values)."""
         if variant.meta.get("strategy") == "grid_groups":
             return {"GG_THREADS": grid_groups_knobs(variant)[1]}  # the ring's depth is the launch's
-        if variant.meta.get("strategy") in ("bulk", "dynamic"):
+        if variant.meta.get("strategy") in ("bulk", "dynamic", "overlap"):
             stages, threads, per_sm, _, elems = bulk_knobs(variant)
             return bulk_defines(stages, threads, per_sm, 1, elems)
         if variant.meta.get("strategy") == "group_regs":
@@ -226,6 +228,9 @@ class Softmax(OpSpec):
         name = p.name
         if packed_full(p, n, inputs["x"], outputs["y"]):
             name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
+        elif variant.meta.get("full", "1") != "0" and dynamic_full(p, n, inputs["x"], outputs["y"], kernel.module,
+                                                                   case.dtype):
+            name += "_full"  # v12: rows of exactly C x block x elems, 16-byte aligned (`@full 0`: never, a sweep's)
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
@@ -236,7 +241,7 @@ class Softmax(OpSpec):
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
               "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split", "wide",
-              "any_cluster", "half_blocks")
+              "any_cluster", "half_blocks", "overlap")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
@@ -498,6 +503,16 @@ def packed_full(p: Plan, n: int, x, y) -> bool:
             and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0)
 
 
+def dynamic_full(p: Plan, n: int, x, y, module, dtype: str) -> bool:
+    """Whether a v12 launch (v12, v4_dispatch's v12 entries) may take its instance's `_full` kernel
+    (staged_rows.cuh's FULL): the row is exactly C x block x elems elements, so every thread holds whole
+    vectors only, x and y start 16-byte aligned (then every row does: N x element size is a multiple of 16),
+    and the module holds that kernel (v12 and v4 do; v14's main grid and v10 do not)."""
+    return (isinstance(p, BulkPlan) and p.work and p.elems > 0 and n == p.cluster * p.block * p.elems
+            and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0
+            and f"{p.name}_full_{DTYPES[dtype]}" in getattr(module, "signatures", ()))
+
+
 def persistent_grid(kernel, p: Plan, m: int) -> int:
     """The grid of a persistent launch: what the GPU holds at once, capped by the work (rows for
     blocks and clusters, 8-row blocks for warps). With a cluster it counts clusters."""
@@ -543,6 +558,7 @@ class BulkPlan(Plan):
     smem: int = 0
     work: bool = False
     side: bool = False
+    elems: int = 0  # fp32 values a thread holds (v10-v12's `@elems`; 0: v7): v12's `_full` rows are C x block x elems
 
     def __str__(self) -> str:
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
@@ -617,7 +633,7 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
         fits = stages * stage <= budget - staged_pairs_bytes(c, threads)
         if c >= min_cluster and fits and (not elems or stage // 16 * v <= threads * elems):
             return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
-                            smem=stages * stage)
+                            smem=stages * stage, elems=elems)
     return None
 
 
@@ -625,6 +641,33 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
 # Two int32 a (device, stream): rows taken and clusters finished (base.StreamCounters: zeroed once,
 # left zero by every launch that completes, as the last cluster resets them).
 dynamic_work = StreamCounters(width=2)
+
+
+def overlap_pairs_bytes(cluster: int, threads: int, stages: int) -> int:
+    """Static shared memory v17's rows hold past BULK_STATIC_MAX: overlap_rows.cuh's 4 buffers of C x W pairs,
+    and 2 mbarriers a stage and one a row slot (2S + 2) beside v12's."""
+    return 4 * cluster * (threads // 32) * 8 + (2 * stages + 4 + 2 * stages + 2) * 8
+
+
+def overlap_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int = 3, threads: int = 256,
+                 blocks_per_sm: int = 2, min_cluster: int = 2, elems: int = 64) -> BulkPlan | None:
+    """v17's instance for rows of n (None: before sm_90, rows outside BULK_MIN_N..BULK_MAX_N, or no cluster of
+    2-16 whose `stages` stages fit the block's share of shared memory and whose share fits pass A's threads x
+    elems values): bulk_plan's choice with v17's pair buffers off the budget, named softmax_ov_c*."""
+    if cc < (9, 0) or not BULK_MIN_N <= n <= BULK_MAX_N or stages < 3:
+        return None
+    per_sm, per_block = BULK_SMEM.get(cc[0], BULK_SMEM_OTHER)
+    v = 16 // (4 if dtype == "float32" else 2)
+    for c in BULK_CLUSTERS:
+        if c < max(2, min_cluster):
+            continue
+        stage = bulk_stage_bytes(n, c, dtype)
+        static = BULK_STATIC_MAX + overlap_pairs_bytes(c, threads, stages)
+        budget = min(per_block, per_sm // blocks_per_sm - BULK_BLOCK_RESERVED) - static
+        if stages * stage <= budget and stage // 16 * v <= threads * (elems or 64):
+            return BulkPlan(f"softmax_ov_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
+                            smem=stages * stage, work=True)
+    return None
 
 
 def dynamic_plan(p: BulkPlan | None, prefix: str = "softmax_dy_") -> BulkPlan | None:
@@ -1161,7 +1204,7 @@ def _plan(strategy: str, block: int, rows_per_block: int, n: int, cc: tuple[int,
 def _limit(variant, dtype: str = "bfloat16") -> str:
     if variant.meta.get("strategy") == "packed":
         return str(packed_max_n(packed_knobs(variant)[2], dtype))
-    if variant.meta.get("strategy") in ("bulk", "dynamic", "split_grid"):
+    if variant.meta.get("strategy") in ("bulk", "dynamic", "split_grid", "overlap"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N}, with stages that fit shared memory)"
     if variant.meta.get("strategy") in ("sm_rows", "packed_regs", "any_cluster"):
         return f"{BULK_MAX_N} (and at least {BULK_MIN_N})"
