@@ -832,7 +832,11 @@ def t128_28_sweeps(selected):
     round) against 2048. ncu (session 28) has v12's warps of a block in step (one exchange a row couples them) and
     only two blocks an SM to interleave; four smaller blocks an SM give four. Predicted: 128 threads within +-2%
     (session 7's v10 at 128 threads: 287.9 against 286.7 us, before the faster sweeps); 2040 rows 1.0-1.4% faster
-    than 2048 (rows 0.4% fewer; a last round with 8 of 30 clusters busy)."""
+    than 2048 (rows 0.4% fewer; a last round with 8 of 30 clusters busy).
+    Measured (docs/runs/2026-12-03-h200-sweep_t128_28.json): bf16 128 threads 264.1 / 263.4 us, 3 stages 265.3 / 265.1,
+    against v4's 265.1 / 264.4 (-0.3%); fp32 128 threads 526.5 / 527.4, **3 stages 520.7 / 520.8** against 529.2 /
+    528.0 (-1.5%). 2040 rows 263.5 / 264.0 against 2048's 264.2 / 264.3: -0.2% for 0.4% fewer rows, so the last
+    round costs nothing measurable (the counter-fed rows already even it out); predicted 1.0-1.4%: wrong."""
     if "softmax" not in selected:
         return []
     v12 = "v12_dynamic_rows"
@@ -856,7 +860,10 @@ def full28_sweeps(selected):
     131072 (C = 8) and 4096 x 65536 (C = 4), fp32 2048 x 131072 (the e32 clusters of 16), alternating, three times
     at the bench shapes. ncu (session 28): v12 bf16 executes ~900 warp instructions a warp and row, ~450 of them
     outside the per-element work. Predicted: bf16 -1 to -2% (session 27's -21% of the sweep's instructions bought
-    -4%, layernorm's whole-vector kernel -21% bought -2.9%), fp32 within 0.5% (its time is not the chain)."""
+    -4%, layernorm's whole-vector kernel -21% bought -2.9%), fp32 within 0.5% (its time is not the chain).
+    Measured (docs/runs/2026-12-03-h200-sweep_full28.json, at 272884e): bf16 131072 264.5 / 264.4 / 264.5 us against
+    263.4 / 264.5 / 264.1, 65536 264.1 / 263.6 against 263.0 / 263.3, fp32 527.8-528.2 against 526.7-527.6: none
+    (+0.1-0.3%). The instances are removed; `@full` is read by nothing since, so the set now times v4 against itself."""
     if "softmax" not in selected:
         return []
     out = []

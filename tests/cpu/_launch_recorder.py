@@ -15,13 +15,8 @@ def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tupl
     kernel or a function of (kernel name, block)."""
     calls = []
 
-    class AnyName:  # the launchers ask `name in module.signatures` (softmax v12's `_full` kernels): all are there
-        def __contains__(self, name):
-            return True
-
     class Module:
         compiled = type("Compiled", (), {"arch": arch})()
-        signatures = AnyName()
 
         def kernel(self, name):
             return Kernel(name)

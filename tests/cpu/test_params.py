@@ -157,15 +157,14 @@ def test_softmax_modules_read_each_entry_point_once_through_their_includes():
     the strategies include: read through the includes, each entry point is defined once (an included
     strategy's own softmax_f32 would be a second one), and the names are the cubin's (sm_90: 98 for v4,
     whose defines leave out v3's and v5's lists and, since session 27, v14's six; 152 with all; checked against
-    cuobjdump when this was written; 107 for v4 since session 28's nine v12 `_full` instances), with v4's
-    parameters, not an included file's."""
+    cuobjdump when this was written), with v4's parameters, not an included file's."""
     import re
 
     from kernelab.gpu.preprocess import preprocess
     from kernelab.ops import discover
 
     op = discover()["softmax"]
-    counts = {"v4_dispatch": 107, "v14_split_grid": 24, "v15_any_cluster": 18, "v16_half_blocks": 18}
+    counts = {"v4_dispatch": 98, "v14_split_grid": 24, "v15_any_cluster": 18, "v16_half_blocks": 18}
     for name, count in counts.items():
         v = op.variant(name)
         text = preprocess(v.path.read_text(), op.defines(v), [v.path.parent]).text

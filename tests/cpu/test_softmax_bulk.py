@@ -150,16 +150,13 @@ def test_v10_v12_every_instance_compiles_without_spills(name, arch):
     v = OP.variant(name)
     m = compile_variant(OP, v, arch=arch)
     declared = set(parse_signatures(v.path.read_text(), OP.defines(v), [v.path.parent]))
-    full = name == "v12_dynamic_rows"  # v12's `_full` instances, C = 2, 4, 8, 16 (session 28)
-    assert declared == set(m.resources) and len(declared) == 2 * 5 + 2 + (2 * 4 if full else 0)
+    assert declared == set(m.resources) and len(declared) == 2 * 5 + 2
     cc = (int(arch[3:-1]), int(arch[-1]))
     for n in (2049, 32769, 65537, 131072, 262144):
         for dt in OP.dtypes:
             p = _plan(v, n, dt, cc)
             if p is not None:
                 assert f"{p.name}_{DTYPES[dt]}" in declared
-                if full and n == p.cluster * p.block * p.elems:  # the row the `_full` instance is for
-                    assert f"{p.name}_full_{DTYPES[dt]}" in declared
     # Two 256-thread blocks an SM: ptxas keeps sm_90 within 128 by itself; elsewhere SB_MIN_BLOCKS caps it.
     assert all(r.registers <= 128 for r in m.resources.values()), {k: r.registers for k, r in m.resources.items()}
     spills = {k: (r.registers, r.spill_stores, r.spill_loads) for k, r in m.resources.items() if r.spills}
@@ -213,8 +210,7 @@ def test_v12_launch_passes_the_stream_counters(monkeypatch):
     # v4_dispatch's bf16 rows of 32769-65536 are v12's (wider ones v14's: test_softmax_split_grid.py)
     calls = record_launches(OP, [(V12, case), (OP.variant("v4_dispatch"), Case((64, 65536), "bfloat16")), (V10, case)])
     (n12, a12, kw12), (n4, a4, kw4), (n10, a10, kw10) = calls
-    # aligned rows of exactly C x 256 x 64 take v12's `_full` instances (session 28); v10 has none
-    assert n12 == "softmax_dy_c8_full_bf16" and n4 == "softmax_dy_c4_full_bf16" and n10 == "softmax_bk_c8_bf16"
+    assert n12 == "softmax_dy_c8_bf16" and n4 == "softmax_dy_c4_bf16" and n10 == "softmax_bk_c8_bf16"
     assert len(a12) == len(a4) == 5 and len(a10) == 4 and a12[2:4] == (64, 131072)
     work = a12[4]
     assert work.dtype == torch.int32 and work.numel() == 2 and work.tolist() == [0, 0]
@@ -298,44 +294,3 @@ def test_v12_static_shared_memory_is_what_the_plan_leaves(threads):
             allowed = softmax_op.BULK_STATIC_MAX + softmax_op.staged_pairs_bytes(c, int(threads))
             assert r.shared_static <= allowed, (arch, threads, name, r.shared_static, allowed)
 
-
-def test_v12_full_instances_take_exact_aligned_rows_only(monkeypatch):
-    """dynamic_full (session 28): a v12 plan takes its `_full` kernel for rows of exactly C x block x elems whose x
-    and y start 16-byte aligned, in a module that has it; `@full 0` (a sweep's) never. The launches say so."""
-    class T:
-        def __init__(self, p):
-            self.p = p
-
-        def data_ptr(self):
-            return self.p
-
-    mod = type("M", (), {"signatures": {"softmax_dy_c8_full_bf16", "softmax_dy_e32_c16_full_f32"}})()
-    p = _plan(V12, 131072)
-    assert p.elems == 64 and softmax_op.dynamic_full(p, 131072, T(0), T(256), mod, "bfloat16")
-    assert not softmax_op.dynamic_full(p, 131072, T(8), T(256), mod, "bfloat16")  # x misaligned
-    assert not softmax_op.dynamic_full(p, 131072, T(0), T(2), mod, "bfloat16")  # y misaligned
-    assert not softmax_op.dynamic_full(p, 131064, T(0), T(0), mod, "bfloat16")  # not the instance's width
-    assert not softmax_op.dynamic_full(p, 131072, T(0), T(0), type("M", (), {"signatures": {}})(), "bfloat16")
-    assert not softmax_op.dynamic_full(_plan(V10, 131072), 131072, T(0), T(0), mod, "bfloat16")  # v10: no work
-    e32 = OP.plan(OP.variant("v4_dispatch"), 131072, (9, 0), "float32")
-    assert e32.name == "softmax_dy_e32_c16" and softmax_op.dynamic_full(e32, 131072, T(0), T(0), mod, "float32")
-    monkeypatch.setattr(softmax_op, "persistent_grid", lambda k, p, m: 30)
-    runs = [(V12, Case((4, 131072), "bfloat16")), (_with(V12, full=0), Case((4, 131072), "bfloat16")),
-            (V12, Case((4, 131072), "bfloat16", offset=1)), (V12, Case((4, 131064), "bfloat16"))]
-    calls = record_launches(OP, runs)
-    assert [n for n, _, _ in calls] == ["softmax_dy_c8_full_bf16", "softmax_dy_c8_bf16", "softmax_dy_c8_bf16",
-                                        "softmax_dy_c8_bf16"]
-
-
-def test_v12_full_instance_holds_whole_vectors_only():
-    """sm_90 SASS of softmax_dy_c8_full_bf16 (2048 x 131072 bf16's kernel) against softmax_dy_c8_bf16: no scalar
-    loads or stores of y / x (the general kernel's head / tail and its stores for rows y is not co-aligned with),
-    8 LDS.128 without predicates, and fewer instructions."""
-    m = compile_variant(OP, OP.variant("v4_dispatch"), arch="sm_90")
-    full = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_full_bf16")
-    general = run_cuobjdump(m.cubin, "-sass", "-fun", "softmax_dy_c8_bf16")
-    assert re.search(r"STG\.E\.U16", general) and not re.search(r"STG\.E\.U16|LDG\.E\.U16", full)
-    assert len(re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s+LDS\.128", full, re.M)) == 8  # unpredicated
-    lines = lambda s: len(re.findall(r"^\s+/\*[0-9a-f]{4}\*/", s, re.M))  # noqa: E731
-    assert lines(full) < 0.9 * lines(general), (lines(full), lines(general))
-    assert not m.resources["softmax_dy_c8_full_bf16"].spills

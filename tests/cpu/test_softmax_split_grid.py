@@ -147,8 +147,7 @@ def test_launch_without_rows_for_the_side_is_the_main_grid_alone(fake_gpu):
 
 def test_v4_dispatch_launches_v12_or_v14s_grids(fake_gpu, request):
     calls = record_launches(OP, [(V4, Case((2048, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
-    # v12 alone (session 27): one grid, no side stream; its `_full` instance (131072 = 8 x 256 x 64, session 28)
-    assert [n for n, _, _ in calls] == ["softmax_dy_c8_full_bf16"]
+    assert [n for n, _, _ in calls] == ["softmax_dy_c8_bf16"]  # v12 alone (session 27): one grid, no side stream
     assert fake_gpu == []
     request.getfixturevalue("wide_split")
     assert OP.plan(V4, 131072, (9, 0), "bfloat16").side

@@ -113,10 +113,10 @@ def test_softmax_dispatch_takes_the_cluster_path_on_hopper_and_newer():
     # bf16 past 65536 on sm_90+: v12's staged clusters, rows from a counter (v14's two grids until session
     # 27: op.py DISPATCH_WIDE_SPLIT); the dispatch table is in softmax/op.py
     # bf16 rows up to 1024 and of 4097-8192 on sm_90+: v6 (`_full` where the row is exactly the
-    # instance's width and 16-byte aligned; v12's `_full` at 131072 = 8 x 256 x 64, session 28)
+    # instance's width and 16-byte aligned)
     for n, want_sm90, want_older in ((1000, "softmax_pk_warp_c1024", "softmax_warp_e32"),
                                      (8192, "softmax_pk_block_t512_full", "softmax_block_t256"),
-                                     (131072, "softmax_dy_c8_full", "softmax_online_t512")):
+                                     (131072, "softmax_dy_c8", "softmax_online_t512")):
         case = Case((2, n), "bfloat16")
         cmp, kernel = _run(op, v, case)
         assert cmp.ok, f"{case.label} via {kernel}: {cmp.summary()}"

@@ -88,10 +88,7 @@ def test_every_cluster_wraps_the_ring_twice(n, dtype, offset, layout, clusters, 
         assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
     assert fit >= 1, f"{p}: no cluster of {p.cluster} with {p.smem} B of shared memory fits"
     cmp, kernel = _run(v, mod, case)
-    aligned = case.offset == 0 and case.layout == "contiguous"
-    full = aligned and softmax_op.dynamic_full(p, n, torch.empty(1, device="cuda"), torch.empty(1, device="cuda"), mod,
-                                               dtype)  # v12's `_full` instances (rows of exactly C x 256 x 64)
-    assert kernel == f"{p.name}{'_full' if full else ''}_{SUFFIX[dtype]}", kernel
+    assert kernel == f"{p.name}_{SUFFIX[dtype]}", kernel
     assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B ring): {cmp.summary(max_lines=3)}"
 
 

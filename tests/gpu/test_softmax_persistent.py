@@ -130,28 +130,22 @@ def _f32_65536() -> str:
     if not _hopper():
         return "softmax_online_t512_f32"
     cc = torch.cuda.get_device_capability()
-    if cc[0] < 12:
-        return "softmax_dy_c4_full_f32"  # 65536 = 4 x 256 x 64: v12's `_full` instance
-    p = OP.plan(OP.variant("v4_dispatch"), 65536, cc, "float32")
-    full = p.name.startswith("softmax_dy_") and p.cluster * p.block * p.elems == 65536
-    return p.name + ("_full" if full else "") + "_f32"
+    return "softmax_dy_c4_f32" if cc[0] < 12 else OP.plan(OP.variant("v4_dispatch"), 65536, cc, "float32").name + "_f32"
 
 
 def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
-    """v4's pick at each width (aligned rows: v6's and v12's `_full` instances where the row is exactly the
-    instance's width, C x 256 x 64 for v12, 16 x 256 x 32 for its fp32 e32 clusters; 131073 is not)."""
     v4 = OP.variant("v4_dispatch")
     wide_bf16 = "softmax_pk_block_t1024_e32_full_bf16" if _hopper() else "softmax_block_t1024_bf16"
     for n, dt, want in ((32768, "bfloat16", wide_bf16),
-                        (32768, "float32", "softmax_dy_c2_full_f32" if _hopper() else "softmax_block_t1024_f32"),
+                        (32768, "float32", "softmax_dy_c2_f32" if _hopper() else "softmax_block_t1024_f32"),
                         (8192, "float32", "softmax_online_t512_f32"),
                         (8192, "bfloat16", "softmax_pk_block_t512_full_bf16" if _hopper() else "softmax_block_t256_bf16"),
-                        (65536, "bfloat16", "softmax_dy_c4_full_bf16" if _hopper() else "softmax_online_t512_bf16"),
+                        (65536, "bfloat16", "softmax_dy_c4_bf16" if _hopper() else "softmax_online_t512_bf16"),
                         (65536, "float32", _f32_65536()),
-                        (131072, "float32", "softmax_dy_e32_c16_full_f32" if _hopper() else "softmax_online_t512_f32"),
+                        (131072, "float32", "softmax_dy_e32_c16_f32" if _hopper() else "softmax_online_t512_f32"),
                         (131073, "float32", "softmax_dy_c16_f32" if _hopper() else "softmax_online_t512_f32"),
                         # v12 alone (v14's main grid until session 27: op.py DISPATCH_WIDE_SPLIT)
-                        (131072, "bfloat16", "softmax_dy_c8_full_bf16" if _hopper() else "softmax_online_t512_bf16"),
+                        (131072, "bfloat16", "softmax_dy_c8_bf16" if _hopper() else "softmax_online_t512_bf16"),
                         # 24 KiB stages for v12: v16, v13's kernel in 512-thread blocks (sessions 14-15)
                         (100000, "bfloat16", "softmax_hb_c4_bf16" if _hopper() else "softmax_online_t512_bf16")):
         cmp, kernel = _run(v4, Case((3, n), dt))

@@ -26,22 +26,3 @@ extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_c8_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16>(x, y, M, N, work); }
-
-// The `_full` instances (session 28): rows of exactly C x SB_THREADS x SB_ELEMS elements with x and y 16-byte
-// aligned (op.py's dynamic_full decides; the kernel traps on any other row): no geometry, scalars or predicates.
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c2_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 2, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c4_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 4, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c8_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 8, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c16_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c2_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 2, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c4_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 4, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c8_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 8, SB_ELEMS, true>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_c16_full_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, SB_ELEMS, true>(x, y, M, N, work); }

@@ -228,9 +228,6 @@ class Softmax(OpSpec):
         name = p.name
         if packed_full(p, n, inputs["x"], outputs["y"]):
             name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
-        elif variant.meta.get("full", "1") != "0" and dynamic_full(p, n, inputs["x"], outputs["y"], kernel.module,
-                                                                   case.dtype):
-            name += "_full"  # v12: rows of exactly C x block x elems, 16-byte aligned (`@full 0`: never, a sweep's)
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
@@ -503,16 +500,6 @@ def packed_full(p: Plan, n: int, x, y) -> bool:
             and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0)
 
 
-def dynamic_full(p: Plan, n: int, x, y, module, dtype: str) -> bool:
-    """Whether a v12 launch (v12, v4_dispatch's v12 entries) may take its instance's `_full` kernel
-    (staged_rows.cuh's FULL): the row is exactly C x block x elems elements, so every thread holds whole
-    vectors only, x and y start 16-byte aligned (then every row does: N x element size is a multiple of 16),
-    and the module holds that kernel (v12 and v4 do; v14's main grid and v10 do not)."""
-    return (isinstance(p, BulkPlan) and p.work and p.elems > 0 and n == p.cluster * p.block * p.elems
-            and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0
-            and f"{p.name}_full_{DTYPES[dtype]}" in getattr(module, "signatures", ()))
-
-
 def persistent_grid(kernel, p: Plan, m: int) -> int:
     """The grid of a persistent launch: what the GPU holds at once, capped by the work (rows for
     blocks and clusters, 8-row blocks for warps). With a cluster it counts clusters."""
@@ -558,7 +545,6 @@ class BulkPlan(Plan):
     smem: int = 0
     work: bool = False
     side: bool = False
-    elems: int = 0  # fp32 values a thread holds (v10-v12's `@elems`; 0: v7): v12's `_full` rows are C x block x elems
 
     def __str__(self) -> str:
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
@@ -633,7 +619,7 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
         fits = stages * stage <= budget - staged_pairs_bytes(c, threads)
         if c >= min_cluster and fits and (not elems or stage // 16 * v <= threads * elems):
             return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
-                            smem=stages * stage, elems=elems)
+                            smem=stages * stage)
     return None
 
 

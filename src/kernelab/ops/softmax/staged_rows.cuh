@@ -105,16 +105,14 @@ extern __shared__ __align__(128) uint4 ring[];
 
 // SB_FAST_EXP's sweep (see the knob; fast_exp.cuh): the thread's vectors of the stage into f (exps
 // relative to its max m), h / t (its head / tail scalars, exp'd alike), s their sum, fix = 2^-c_lo.
-// FULL (the `_full` instances): every thread holds K whole vectors and no scalars (h, t untouched).
-template <typename T, int K, bool FULL = false>
+template <typename T, int K>
 __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt, float (&f)[K][rows::Traits<T>::V],
                                            float& h, float& t, float& m, float& s, float& fix) {
   constexpr int THREADS = SB_THREADS, V = rows::Traits<T>::V;
   if constexpr (V == 8) {  // bf16: the max on the raw pairs, then unpacked
     uint4 raw[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k)
-      raw[k] = FULL || tid + k * THREADS < cnt ? stage[tid + k * THREADS] : fexp::neg_inf_vec<T>();
+    for (int k = 0; k < K; ++k) raw[k] = tid + k * THREADS < cnt ? stage[tid + k * THREADS] : fexp::neg_inf_vec<T>();
     m = fexp::raw_max<T, K>(raw, m);
 #pragma unroll
     for (int k = 0; k < K; ++k) rows::unpack<T>(raw[k], f[k]);
@@ -122,7 +120,7 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
     float mc[4] = {m, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (FULL || tid + k * THREADS < cnt) {
+      if (tid + k * THREADS < cnt) {
         rows::unpack<T>(stage[tid + k * THREADS], f[k]);
       } else {
 #pragma unroll
@@ -145,10 +143,8 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
         f[k][v] = fexp::exp_base(f[k][v], bs);
         sc[v & 3] += f[k][v];
       }
-    if constexpr (!FULL) {
-      h = fexp::exp_base(h, bs);
-      t = fexp::exp_base(t, bs);
-    }
+    h = fexp::exp_base(h, bs);
+    t = fexp::exp_base(t, bs);
   } else {  // +inf or NaN max, or |max| >= 2^20: (x - sh) first, as exp_shifted
 #pragma unroll
     for (int k = 0; k < K; ++k)
@@ -157,10 +153,8 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
         f[k][v] = exp_shifted(f[k][v], sh);
         sc[v & 3] += f[k][v];
       }
-    if constexpr (!FULL) {
-      h = exp_shifted(h, sh);
-      t = exp_shifted(t, sh);
-    }
+    h = exp_shifted(h, sh);
+    t = exp_shifted(t, sh);
   }
   s = (sc[0] + sc[1]) + (sc[2] + sc[3]);
 }
@@ -168,10 +162,7 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
 // Row `row`, the i-th of this block's loop, from stage i % S: the one sweep into registers, the
 // block merge, refill() (the caller's: the next row into the stage just freed), the exchange,
 // y from registers. The shared arrays are the caller's (one set per kernel).
-// FULL (dynamic_rows' `_full` instances, session 28): the row is exactly C x SB_THREADS x E elements and x, y
-// start 16-byte aligned (the launcher's promise; dynamic_rows traps otherwise), so every thread holds E values
-// as K whole vectors: no row geometry, head / tail scalars, per-vector predicates or scalar stores.
-template <typename T, int C, Exchange X, int E = SB_ELEMS, bool FULL = false, typename Refill>
+template <typename T, int C, Exchange X, int E = SB_ELEMS, typename Refill>
 __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__ y, int N, int row, int i, unsigned rank,
                                         int stage_vecs, unsigned long long* full, float (*part_m)[SB_THREADS / 32],
                                         float (*part_s)[SB_THREADS / 32], float2 (*pairs)[SB_PAIRS(C)], unsigned long long* xbar,
@@ -181,10 +172,9 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   const int tid = threadIdx.x, lane = tid & 31, st = i % S;
   const T* xr = x + (size_t)row * N;
   T* yr = y + (size_t)row * N;
-  const Chunk ch = FULL ? Chunk{rows::Geometry{0, N / V, 0}, static_cast<int>(rank) * K * THREADS, K * THREADS}
-                        : chunk_of<T, C>(xr, N, rank);
-  const bool own_h = !FULL && rank == 0 && tid < ch.geo.head;
-  const bool own_t = !FULL && rank == C - 1 && tid < ch.geo.tail;
+  const Chunk ch = chunk_of<T, C>(xr, N, rank);
+  const bool own_h = rank == 0 && tid < ch.geo.head;
+  const bool own_t = rank == C - 1 && tid < ch.geo.tail;
   const int t_at = ch.geo.head + ch.geo.nvec * V + tid;
   float h = own_h ? rows::to_float(xr[tid]) : -INFINITY;
   float t = own_t ? rows::to_float(xr[t_at]) : -INFINITY;
@@ -197,12 +187,12 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   float fix = 1.0f;  // SB_FAST_EXP: the thread's 2^-c_lo, on its sum and on r
   float s = 0.0f;
   if constexpr (SB_FAST_EXP && !(SB_ABLATE & 2)) {
-    fast_sweep<T, K, FULL>(stage, tid, ch.cnt, f, h, t, m, s, fix);
+    fast_sweep<T, K>(stage, tid, ch.cnt, f, h, t, m, s, fix);
   } else {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * THREADS;
-      if (FULL || j < ch.cnt) {
+      if (j < ch.cnt) {
         rows::unpack<T>(stage[j], f[k]);
       } else {
 #pragma unroll
@@ -220,25 +210,21 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
         f[k][v] = (SB_ABLATE & 2) ? (f[k][v] - sh) * LOG2E : exp_shifted(f[k][v], sh);
         s += f[k][v];
       }
-    if constexpr (!FULL) {
-      h = exp_shifted(h, sh);
-      t = exp_shifted(t, sh);
-    }
+    h = exp_shifted(h, sh);
+    t = exp_shifted(t, sh);
   }
   const int b = i & 1;
   // SB_WARP_X: each warp's pair to the cluster, no block barrier (the knob's comment above).
   constexpr bool kWarpX = SB_WARP_X && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1);
   MaxSum all;
-  if constexpr (FULL) s = s * fix;  // no scalars: h and t are still -inf here
-  else s = (s + h + t) * fix;
   if constexpr (kWarpX) {
-    all = warp_merge(MaxSum{m, s});
+    all = warp_merge(MaxSum{m, (s + h + t) * fix});
     if (lane == 0) mbar_arrive(&xbar[2]);  // this warp has read the stage
     if (tid == 0) mbar_wait(&xbar[2], i & 1);  // every warp has: refill it
     refill();
     all = exchange_warp_pairs<C, THREADS / 32>(all, pairs, xbar, rank, i, tid, lane);
   } else {
-    all = block_merge<THREADS>(MaxSum{m, s}, part_m[b], part_s[b]);
+    all = block_merge<THREADS>(MaxSum{m, (s + h + t) * fix}, part_m[b], part_s[b]);
     // Every thread has read the stage (it is past the merge's barrier): refill it now.
     refill();
   }
@@ -258,13 +244,12 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
   // NaN everywhere, as torch.softmax.
   const float r = rescale(m, all.m) / all.s * fix;
-  const bool vec_out =
-      FULL || ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
+  const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
   T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int j = tid + k * THREADS;
-    if ((FULL || j < ch.cnt) && !(SB_ABLATE & 8)) {
+    if (j < ch.cnt && !(SB_ABLATE & 8)) {
 #pragma unroll
       for (int v = 0; v < V; ++v) f[k][v] *= r;
       if (vec_out) {
@@ -369,8 +354,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
 // of 16 for fp32 rows of up to 131072, beside the SB_ELEMS instances).
 // clusters: how many clusters take rows from `work` (0: this grid's, gridDim.x / C; v14_split_grid
 // passes its two grids' total, since the last of them resets the counters).
-// FULL: one_row's (the `_full` instances): rows of exactly C x SB_THREADS x E, x and y 16-byte aligned.
-template <typename T, int C, int E = SB_ELEMS, bool FULL = false>
+template <typename T, int C, int E = SB_ELEMS>
 __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                                              unsigned* __restrict__ work, unsigned clusters = 0u) {
   constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V, R = 2 * S;
@@ -388,10 +372,6 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   const int stage_vecs = (N + V * C - 1) / (V * C);
   if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
   if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
-  if constexpr (FULL) {  // not the row the instance is built for: fail loudly, not write a wrong one
-    if (N != C * THREADS * E || ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15))
-      __trap();
-  }
   unsigned rank = 0;
   if constexpr (C > 1) {
     if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
@@ -438,7 +418,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     // runs under the row's sweep instead of stalling warp 0 before it.
     const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;
     const int st = i % S;
-    one_row<T, C, Exchange::cluster, E, FULL>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
+    one_row<T, C, Exchange::cluster, E>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
                                      nullptr, nullptr, 0, [&] {
       if (leader) handed.hand(i + S + 1, next);
       if (tid == 0) {

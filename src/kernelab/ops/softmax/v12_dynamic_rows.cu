@@ -45,17 +45,14 @@
 //   its exchange SB_WARP_XCHG's (each warp's pair to the cluster, no block barrier): 2048 x 131072 bf16 -0.6%
 //   (sweep xchg27). v4_dispatch takes v12 alone at bf16 2048 x 131072 again (run at 10274e0: 262.8 us, paired
 //   0.966x a same-bytes copy; v14 265.2 in the same run).
-// Session 28: `_full` instances (softmax_dy_c{2,4,8,16}_full_*, and v4's softmax_dy_e32_c16_full_f32), which
-//   op.py's dynamic_full launches for rows of exactly C x 256 x 64 (C x 256 x 32) elements with x and y 16-byte
-//   aligned: staged_rows.cuh's FULL drops the row geometry, the head / tail scalars, the per-vector predicates
-//   and the scalar stores (sm_90 SASS of softmax_dy_c8_bf16 1920 -> 1576 lines; ncu put ~450 of v12's ~900 warp
-//   instructions a warp and row outside the per-element work). Predicted bf16 -1 to -2%, fp32 within 0.5%.
-//   Measured: sweep full28 (scripts/sweep_membound_s14.py), NOTES.md session 28.
+// Session 28, not kept: `_full` instances for rows of exactly C x 256 x 64 (x and y 16-byte aligned: no row
+//   geometry, head / tail scalars, per-vector predicates or scalar stores; sm_90 SASS of softmax_dy_c8_bf16 1920 ->
+//   1576 lines) ran 264.4-264.5 us against the general kernel's 263.4-264.5 at 2048 x 131072 bf16, fp32 527.8-528.2
+//   against 526.7-527.6 (sweep full28, docs/runs/2026-12-03-h200-sweep_full28.json; predicted bf16 -1 to -2%).
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
 //
 // Knobs: v10's (header values; op.py passes them as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM,
 //   SB_ELEMS and plans C as v10 does, bulk_plan).
-//   `@full 0` (a sweep's): never the `_full` instances.
 // @strategy dynamic
 // @arch sm_90
 // @stages 2

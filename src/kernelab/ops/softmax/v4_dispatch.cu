@@ -121,8 +121,6 @@ extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, 32>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, 32>(x, y, M, N, work); }
-extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
-softmax_dy_e32_c16_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, 32, true>(x, y, M, N, work); }
 // The "wide" entry's other widths (op.py wide_plan, and `@dispatch_only any_cluster`): v15_any_cluster,
 // v13's kernel (1024-thread blocks, one an SM, each thread holding 8 raw 16-byte vectors; one stage of
 // dynamic shared memory, op.py's dynamic_work counters) in clusters of the fewest blocks, 1-8, that hold
