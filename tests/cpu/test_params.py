@@ -155,25 +155,37 @@ def test_softmax_modules_read_each_entry_point_once_through_their_includes():
     """v4_dispatch includes v0-v13 with SOFTMAX_NO_ENTRY_POINTS (v14-v16 include v12 / v13 so), whose own
     entry points are #ifndef it, and takes the strategies' instance lists from the *_instances.cuh headers
     the strategies include: read through the includes, each entry point is defined once (an included
-    strategy's own softmax_f32 would be a second one), and the names are the cubin's (sm_90: 98 for v4,
-    whose defines leave out v3's and v5's lists and, since session 27, v14's six; 152 with all; checked against
-    cuobjdump when this was written), with v4's parameters, not an included file's."""
+    strategy's own softmax_f32 would be a second one), and the names are the cubin's (sm_90: 101 for v4,
+    whose defines leave out v3's and v5's lists and, since session 27, v14's six; 154 with all; checked against
+    cuobjdump when this was written; session 29's three softmax_dy_t128_* bound their blocks through a macro call,
+    __launch_bounds__(128, SB_MIN_BLOCKS_AT(128))), with v4's parameters, not an included file's."""
     import re
 
     from kernelab.gpu.preprocess import preprocess
     from kernelab.ops import discover
 
     op = discover()["softmax"]
-    counts = {"v4_dispatch": 98, "v14_split_grid": 24, "v15_any_cluster": 18, "v16_half_blocks": 18}
+    counts = {"v4_dispatch": 101, "v14_split_grid": 24, "v15_any_cluster": 18, "v16_half_blocks": 18}
     for name, count in counts.items():
         v = op.variant(name)
         text = preprocess(v.path.read_text(), op.defines(v), [v.path.parent]).text
-        defined = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(", text)
+        defined = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\((?:[^()]|\([^()]*\))*\)\s*)?(\w+)\s*\(", text)
         assert len(defined) == len(set(defined)) == count, (name, len(defined), len(set(defined)))
         assert set(parse_signatures(v.path.read_text(), op.defines(v), [v.path.parent])) == set(defined), name
     v4 = op.variant("v4_dispatch")
     sigs = parse_signatures(v4.path.read_text(), op.defines(v4), [v4.path.parent])
     assert [p.name for p in sigs["softmax_f32"]] == ["x", "y", "M", "N"]  # v2's kernel; v12's takes `work` too
+
+
+def test_attribute_arguments_may_call_a_macro():
+    """__launch_bounds__ / __cluster_dims__ / __maxnreg__ arguments with a parenthesised macro call or expression
+    (softmax v4's `__launch_bounds__(128, SB_MIN_BLOCKS_AT(128))`): the kernel is still found, with its parameters."""
+    src = ("#define MIN_AT(t) (512 / (t))\n"
+           'extern "C" __global__ void __launch_bounds__(128, MIN_AT(128)) a(float* x, int n) {}\n'
+           'extern "C" __global__ void __cluster_dims__((2), 1, 1) __launch_bounds__((256), 2) b(const float* y) {}\n'
+           'extern "C" __global__ void __maxnreg__((64)) c(int m) {}\n')
+    sigs = parse_signatures(src)
+    assert {k: [p.name for p in v] for k, v in sigs.items()} == {"a": ["x", "n"], "b": ["y"], "c": ["m"]}
 
 
 @pytest.mark.parametrize("cond, kept", [

@@ -94,7 +94,9 @@ def _split_top_level(s: str) -> list[str]:
 
 
 _GLOBAL = re.compile(r"__global__")
-_ATTRS = re.compile(r"__launch_bounds__\s*\([^)]*\)|__cluster_dims__\s*\([^)]*\)|__maxnreg__\s*\([^)]*\)")
+# An attribute's arguments may hold one level of parentheses: __launch_bounds__(128, MIN_BLOCKS_AT(128)).
+_ARGS = r"\s*\((?:[^()]|\([^()]*\))*\)"
+_ATTRS = re.compile(rf"__launch_bounds__{_ARGS}|__cluster_dims__{_ARGS}|__maxnreg__{_ARGS}")
 
 
 def parse_signatures(source: str, defines: dict[str, object] | None = None,
