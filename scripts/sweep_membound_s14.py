@@ -836,7 +836,10 @@ def t128_28_sweeps(selected):
     Measured (docs/runs/2026-12-03-h200-sweep_t128_28.json): bf16 128 threads 264.1 / 263.4 us, 3 stages 265.3 / 265.1,
     against v4's 265.1 / 264.4 (-0.3%); fp32 128 threads 526.5 / 527.4, **3 stages 520.7 / 520.8** against 529.2 /
     528.0 (-1.5%). 2040 rows 263.5 / 264.0 against 2048's 264.2 / 264.3: -0.2% for 0.4% fewer rows, so the last
-    round costs nothing measurable (the counter-fed rows already even it out); predicted 1.0-1.4%: wrong."""
+    round costs nothing measurable (the counter-fed rows already even it out); predicted 1.0-1.4%: wrong.
+    Correction (session 29): this ran at 272884e, where v12's launch took its `_full` instances for rows of exactly C
+    x block x elems; every 2048 x 131072 candidate here above was one (128 x 64 x 16 = 131072). The general
+    128-thread kernel runs fp32 574-584 us (t128_29, scripts/probe_t128.py)."""
     if "softmax" not in selected:
         return []
     v12 = "v12_dynamic_rows"
@@ -876,6 +879,37 @@ def full28_sweeps(selected):
     return out
 
 
+def t128_29_sweeps(selected):
+    """(session 29) v4_dispatch's "dynamic_t128" entry (v12 in clusters of 16 blocks of 128 threads holding 64 values
+    each, 3 stages: softmax_dy_t128_c16_*, DISPATCH_BULK_T128) against v4 as it stands, on fp32 rows of 65536-131072
+    (v4: v12's clusters of 4 / 8 in 256-thread blocks to 115711, e32's clusters of 16 from 115712), 1 GiB each
+    way, alternating twice. Session 28 (t128_28) measured this build as v12 at 2048 x 131072 only: 520.7 / 520.8 us
+    against 528.0 / 529.2. Predicted: -1.5% at 131072, the same at 115712-131072 (e32's widths: the same shares in
+    fewer bytes), no gain at 65536-98304, where v4's clusters of 4-8 already keep two stages of 256-thread blocks."""
+    if "softmax" not in selected:
+        return []
+    out = []
+    for n in (65536, 81920, 98304, 114688, 122880, 131072):
+        cands = [Candidate(V4, "existing", V4), only("dynamic_t128")]
+        out.append(Sweep("softmax", Case((2**28 // n, n), "float32"), "cold", Case((256, n), "float32"),
+                         cands + again(cands)))
+    return out
+
+
+def t128_29b_sweeps(selected):
+    """(session 29) t128_29 measured v4's general t128 instances 9% slower than e32 at fp32 2048 x 131072 (574 against
+    526 us), and v12 built with the same knobs as slow (probe, scripts/probe_t128.py: 579-584): session 28's 520.7 us
+    (t128_28) was v12's `_full` instance at 128 threads, rows of exactly 16 x 128 x 64 (272884e, removed at 9aa308f
+    after the 256-thread `_full` instances gained nothing). Here v4's softmax_dy_t128_c16_full_f32 (the same SASS as
+    that build) through `@dispatch_only dynamic_t128` against v4 (e32), alternating three times. Predicted: -1.5%,
+    as t128_28."""
+    if "softmax" not in selected:
+        return []
+    cands = [Candidate(V4, "existing", V4), only("dynamic_t128")]
+    runs = cands + again(cands) + [dataclasses.replace(c, label=f"{c.label} third") for c in cands]
+    return [Sweep("softmax", Case((2048, 131072), "float32"), "cold", Case((256, 131072), "float32"), runs)]
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -887,7 +921,8 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
         "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps,
         "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps,
-        "ablate28": ablate28_sweeps, "ov28": ov28_sweeps, "t128_28": t128_28_sweeps, "full28": full28_sweeps}
+        "ablate28": ablate28_sweeps, "ov28": ov28_sweeps, "t128_28": t128_28_sweeps, "full28": full28_sweeps,
+        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -8,15 +8,17 @@ from __future__ import annotations
 from kernelab.ops.build import launch_variant
 
 
-def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2) -> list[tuple]:
+def record_launches(op, runs, arch: str = "sm_90", blocks_per_sm=2, signatures=frozenset()) -> list[tuple]:
     """op.launch (or the variant's own launcher, as run_variant does) for each (variant, case) of
     `runs`, starting from the contract kernel; the calls
     the launches made, in order. The occupancy API's blocks an SM: `blocks_per_sm`, a number for every
-    kernel or a function of (kernel name, block)."""
-    calls = []
+    kernel or a function of (kernel name, block). `signatures`: the kernel names the module says it has (the
+    launchers that pick a kernel only if the module holds it ask: softmax's `_full` instances)."""
+    calls, known = [], frozenset(signatures)
 
     class Module:
         compiled = type("Compiled", (), {"arch": arch})()
+        signatures = known
 
         def kernel(self, name):
             return Kernel(name)

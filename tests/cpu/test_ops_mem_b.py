@@ -288,7 +288,10 @@ def test_softmax_dispatch_picks_by_width_and_arch():
     assert SOFTMAX.plan(v4, 65536, (9, 0), "float32").name == "softmax_dy_c4"
     assert name(131072, (9, 0)) == "softmax_dy_c8" and name(81920, (9, 0)) == "softmax_hb_c3"  # v12 alone since session 27
     assert name(262144, (10, 0)) == "softmax_hb_c8"  # session 16: v16 209.8 us vs v14 218.3 at 768 rows
-    assert SOFTMAX.plan(v4, 131072, (9, 0), "float32").name == "softmax_dy_e32_c16"  # 32 values a thread
+    # fp32 131072 = 16 x 128 x 64: the t128 clusters' `_full` instance (session 29), e32's for misaligned rows
+    f32 = SOFTMAX.plan(v4, 131072, (9, 0), "float32")
+    assert f32.name == "softmax_dy_t128_c16" and f32.misaligned.name == "softmax_dy_e32_c16"  # 32 values a thread
+    assert SOFTMAX.plan(v4, 131071, (9, 0), "float32").name == "softmax_dy_e32_c16"
     assert name(131072, (8, 0)) == "softmax_online_t512"
     assert name(32768, (8, 0)) == "softmax_block_t1024"
     assert name(300000, (9, 0)) == "softmax_online_t512"

@@ -93,7 +93,8 @@ def test_dispatch_fixes_8192x32768_and_follows_the_measured_table():
     # session 15: 1325 x 151936 in 5 half-SM blocks 215.0 us, v15's 3 x 1024 threads 235.8, v13's 4 253.2
     assert _name(V4, 151936) == "softmax_hb_c5" and _name(V4, 196608) == "softmax_hb_c6"
     # fp32 131072: a 128 KiB ring an SM in clusters of 8 -> clusters of 16 holding 32 values a thread
-    assert _name(V4, 131072, dtype="float32") == "softmax_dy_e32_c16"
+    assert _name(V4, 131072, dtype="float32") == "softmax_dy_t128_c16"  # session 29: its `_full` instance, aligned
+    assert _name(V4, 131071, dtype="float32") == "softmax_dy_e32_c16"
     assert _name(V4, 98304, dtype="float32") == "softmax_dy_c8"
     assert _name(V4, 131073, dtype="float32") == "softmax_dy_c16"
     assert _name(V4, 262144, dtype="float32") == "softmax_ac_c8"  # clusters of 16 SMs: 244.4 us vs 212.8
@@ -125,7 +126,8 @@ def _v4_kernels(arch, v=V4):
 
 @pytest.mark.parametrize("strategy,elems", [("persistent", 32), ("persistent", 64), ("warp", 32), ("block", 32),
                                             ("online", 32), ("cluster", 32), ("dynamic", 32),
-                                            ("dynamic_e32", 32), ("any_cluster", 32), ("half_blocks", 32),
+                                            ("dynamic_e32", 32), ("dynamic_t128", 32), ("any_cluster", 32),
+                                            ("half_blocks", 32),
                                             ("wide", 32)])
 def test_any_strategy_in_the_dispatch_table_names_kernels_v4_has(monkeypatch, strategy, elems):
     """Flipping an entry of DISPATCH_SM90 to another strategy (the lead's one-word change after a

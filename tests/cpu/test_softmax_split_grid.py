@@ -151,7 +151,7 @@ def test_v4_dispatch_launches_v12_or_v14s_grids(fake_gpu, request):
     assert fake_gpu == []
     request.getfixturevalue("wide_split")
     assert OP.plan(V4, 131072, (9, 0), "bfloat16").side
-    assert OP.plan(V4, 131072, (9, 0), "float32").name == "softmax_dy_e32_c16"
+    assert OP.plan(V4, 131072, (9, 0), "float32").name == "softmax_dy_t128_c16"  # fp32 is never split
     calls = record_launches(OP, [(V4, Case((2048, 131072), "bfloat16"))], blocks_per_sm=_per_sm)
     assert [(n, kw["grid"]) for n, _, kw in calls] == [("softmax_sg_a_c8_bf16", 30), ("softmax_sg_b_c2_bf16", 6)]
     calls = record_launches(OP, [(V14, Case((1024, 262144), "bfloat16"))], blocks_per_sm=_per_sm)

@@ -47,9 +47,28 @@ def assert_every_cluster_loops(v, n: int, dtype: str, cluster: int, rows_per_clu
         assert p.cluster == cluster, f"{p}: the plan's cluster changed (expected {cluster})"
     assert fit >= 1, f"{p}: no cluster of {p.cluster} x {p.block} threads with {p.smem} B fits"
     case = Case((rows_per_cluster * fit + 1, n), dtype, **case_kw)
-    cmp, kernel = run_kernel(v, load_variant(OP, v), case)
-    assert kernel == f"{p.name}_{DTYPES[dtype]}", kernel
+    module = load_variant(OP, v)
+    cmp, kernel = run_kernel(v, module, case)
+    full = softmax_op.dynamic_full(p, n, *_aligned(case), module, dtype)  # v4's t128 `_full` instance
+    assert kernel == f"{p.name}{'_full' if full else ''}_{DTYPES[dtype]}", kernel
     assert cmp.ok, f"{case.label} via {kernel} ({fit} clusters, {p.smem} B stage): {cmp.summary(max_lines=3)}"
+
+
+class _Ptr:
+    def __init__(self, aligned: bool):
+        self._p = 0 if aligned else 2
+
+    def data_ptr(self) -> int:
+        return self._p
+
+
+def _aligned(case: Case):
+    """Stand-ins for x and y whose data_ptr() says whether the case's rows start 16-byte aligned, as
+    softmax_op.dynamic_full reads them: x is `offset` elements into a fresh (aligned) allocation, y too
+    unless the layout is mixed_alignment (then y starts at 0)."""
+    esize = 4 if case.dtype == "float32" else 2
+    x_ok = case.offset * esize % 16 == 0
+    return _Ptr(x_ok), _Ptr(x_ok or case.layout == "mixed_alignment")
 
 
 def run_kernel(v, module, case: Case, dist: str = "normal", seed: int = 0, shift: float = 0.0):

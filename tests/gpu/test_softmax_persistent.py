@@ -133,6 +133,15 @@ def _f32_65536() -> str:
     return "softmax_dy_c4_f32" if cc[0] < 12 else OP.plan(OP.variant("v4_dispatch"), 65536, cc, "float32").name + "_f32"
 
 
+def _f32_131072() -> str:
+    """v4's aligned fp32 rows of 131072: the t128 clusters' `_full` instance where two of its 96 KiB rings fit an
+    SM (sm_90, sm_100; session 29), e32's clusters of 16 where not (sm_120), the online kernel before sm_90."""
+    if not _hopper():
+        return "softmax_online_t512_f32"
+    cc = torch.cuda.get_device_capability()
+    return "softmax_dy_t128_c16_full_f32" if cc[0] < 12 else "softmax_dy_e32_c16_f32"
+
+
 def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
     v4 = OP.variant("v4_dispatch")
     wide_bf16 = "softmax_pk_block_t1024_e32_full_bf16" if _hopper() else "softmax_block_t1024_bf16"
@@ -142,7 +151,7 @@ def test_dispatch_takes_v6_at_32768_bf16_and_the_table_elsewhere():
                         (8192, "bfloat16", "softmax_pk_block_t512_full_bf16" if _hopper() else "softmax_block_t256_bf16"),
                         (65536, "bfloat16", "softmax_dy_c4_bf16" if _hopper() else "softmax_online_t512_bf16"),
                         (65536, "float32", _f32_65536()),
-                        (131072, "float32", "softmax_dy_e32_c16_f32" if _hopper() else "softmax_online_t512_f32"),
+                        (131072, "float32", _f32_131072()),
                         (131073, "float32", "softmax_dy_c16_f32" if _hopper() else "softmax_online_t512_f32"),
                         # v12 alone (v14's main grid until session 27: op.py DISPATCH_WIDE_SPLIT)
                         (131072, "bfloat16", "softmax_dy_c8_bf16" if _hopper() else "softmax_online_t512_bf16"),

@@ -192,7 +192,8 @@ class Softmax(OpSpec):
             chunk_kib, chunks, threads, _, _, store = sm_rows_knobs(variant)
             return {"SR_CHUNK_KIB": chunk_kib, "SR_CHUNKS": chunks, "SR_THREADS": threads, "SR_STORE": store}
         if variant.meta.get("strategy") == "dispatch":  # v4: v12's instances built so, and its optional lists
-            return {**bulk_defines(*DISPATCH_BULK), **dispatch_lists(variant)}
+            t128 = {"V4_T128_STAGES": DISPATCH_BULK_T128[0], "V4_T128_ELEMS": DISPATCH_BULK_T128[4]}
+            return {**bulk_defines(*DISPATCH_BULK), **t128, **dispatch_lists(variant)}
         if variant.meta.get("strategy") == "split_grid":  # v14: v12's instances, built so
             return bulk_defines(*DISPATCH_BULK)
         if variant.meta.get("strategy") != "packed":
@@ -223,11 +224,16 @@ class Softmax(OpSpec):
         if p is None:
             raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                              f"use {self.best_variant}, which handles any width")
+        if getattr(p, "misaligned", None) is not None and not dynamic_full(p, n, inputs["x"], outputs["y"],
+                                                                           kernel.module, case.dtype):
+            p = p.misaligned  # v4's t128 plan is for its `_full` instance only (sweep t128_29: general +9%)
         if isinstance(p, BulkPlan) and p.side:  # v14's grids (v14 itself, or v4_dispatch's "split" entries)
             return split_grid_launch(kernel, variant, case, inputs["x"], outputs["y"])
         name = p.name
         if packed_full(p, n, inputs["x"], outputs["y"]):
             name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
+        elif dynamic_full(p, n, inputs["x"], outputs["y"], kernel.module, case.dtype):
+            name += "_full"  # v4's t128 rows of exactly 16 x 128 x 64, 16-byte aligned
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
@@ -237,15 +243,16 @@ class Softmax(OpSpec):
 
 ONLINE = Plan("softmax_online_t512", 512)
 STRATEGIES = ("warp", "block", "online", "cluster", "persistent", "dispatch", "rows", "packed", "bulk", "sm_rows",
-              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "packed_regs", "split_grid", "split", "wide",
-              "any_cluster", "half_blocks", "overlap")
+              "grid_groups", "group_regs", "dynamic", "dynamic_e32", "dynamic_t128", "packed_regs", "split_grid",
+              "split", "wide", "any_cluster", "half_blocks", "overlap")
 
 # ---- v4_dispatch: which strategy serves which widths ---------------------------------------------
 # (widest N, strategy) in order; the first entry whose N >= the row width wins. Strategies: "warp"
 # (v0), "block" (v1), "online" (v2), "cluster" (v3, sm_90+), "persistent" (v5: warps, blocks, and
 # clusters on sm_90+), "packed" (v6), "dynamic" (v12 with DISPATCH_BULK's knobs, sm_90+), "dynamic_e32"
-# (v12 with DISPATCH_BULK_E32's), "any_cluster" (v15: v13's kernel in clusters of 1-8, sm_90+), "split"
-# (v14: v12's and v13's grids, sm_90+), "wide" (one of the last four by the share and ring sizes:
+# (v12 with DISPATCH_BULK_E32's), "dynamic_t128" (v12 with DISPATCH_BULK_T128's), "any_cluster" (v15: v13's
+# kernel in clusters of 1-8, sm_90+), "split" (v14: v12's and v13's grids, sm_90+), "wide" (one of v12's,
+# v14's, v15's and v16's plans by the share and ring sizes:
 # wide_plan, sm_90+). Change an entry when a sweep (scripts/sweep_softmax.py, sweep_membound_s14.py)
 # says so; the instances every strategy can pick are compiled into v4_dispatch.cu, which includes each
 # strategy's list from the *_instances.cuh its own variant includes (persistent_instances.cuh,
@@ -354,6 +361,25 @@ DISPATCH_BULK = (2, 256, 1, 1, 64)
 # 131072 527.4 us vs 546.9 at DISPATCH_BULK's (0.95x a copy vs 0.92); bf16 315.4 (so not for bf16).
 # 32 x 256 values hold a 16th of a row of at most 131072: wider fp32 rows stay "dynamic".
 DISPATCH_BULK_E32 = (2, 256, 1, 16, 32)
+# "dynamic_t128" entries: v12 in clusters of 16 blocks of 128 threads, each thread holding 64 values, in rings of 3
+# stages, built in v4 as the softmax_dy_t128_c16_* instances (stages and elems passed as V4_T128_STAGES /
+# V4_T128_ELEMS; the threads and cluster are the instances' names). fp32 131072's 32 KiB shares then take 96 KiB
+# rings, two blocks an SM with two stages in flight each (e32: three 64 KiB rings, one stage in flight each).
+# Session 28 (docs/runs/2026-12-03-h200-sweep_t128_28.json, one process, v12 built with these knobs): fp32 2048 x
+# 131072 520.7 / 520.8 us against v4's e32 528.0 / 529.2 (-1.5%); 2 stages 526.5 / 527.4; bf16 (2 stages) 264.1 /
+# 263.4 against v4's v12 265.1 / 264.4, 3 stages 265.3 / 265.1.
+DISPATCH_BULK_T128 = (3, 128, 1, 16, 64)
+# Whether "wide" sends fp32 rows of exactly 16 x 128 x 64 = 131072 (x and y 16-byte aligned; misaligned rows keep
+# e32: BulkPlan.misaligned) to "dynamic_t128"'s `_full` instance, softmax_dy_t128_c16_full_f32 (staged_rows.cuh's
+# FULL: no row geometry, scalars or predicates). Session 29 (docs/runs/2026-12-03-h200-sweep_t128_29{,b}.json, one
+# process each, v4 against `@dispatch_only dynamic_t128`, 1 GiB each way): the general t128 kernel is slower than
+# e32 wherever its ring leaves two blocks an SM (fp32 114688 584.0 / 583.9 us against 538.7 / 533.9, 122880 575.6 /
+# 576.2 against 523.7 / 523.8, 131072 574.5 / 574.3 against 526.4 / 526.8) and no faster at 65536-98304 (530.0-531.4
+# against 518.5-519.5 at 65536, 523.1-523.7 against 525.8-526.5 at 98304); its `_full` instance at 2048 x 131072
+# 520.5 / 520.3 / 520.7 against e32's 526.3 / 526.5 / 526.7 (-1.1%; session 28's t128_28, the same SASS, 520.7 /
+# 520.8 against 528.0 / 529.2). With 4 warps a block and two blocks an SM, the row's ~260 fewer instructions a
+# warp (1632 against 1896 SASS lines) count where e32's 16 warps an SM hid them (full28: e32's own `_full`, none).
+DISPATCH_T128_FULL = True
 # Elements per thread of the v5 instances that "persistent" entries take (32 or 64; v4 holds both).
 DISPATCH_PERSISTENT_ELEMS = {"bfloat16": 64, "float32": 32}
 # The side grid of v4's "split" entries (v14's `@side_grid`, whose default it also is).
@@ -361,8 +387,8 @@ DISPATCH_SPLIT_SIDE = "packed_regs"
 # `@dispatch_only E` (sweeps: scripts/sweep_membound_s14.py) makes v4 take entry E at every width E can
 # hold (v2's online rows where it cannot): the entries whose every instance v4 compiles. ("packed" and
 # "split": v4 holds only the instances its table uses; time v6 and v14 themselves.)
-DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "any_cluster",
-                    "half_blocks", "wide")
+DISPATCH_ENTRIES = ("warp", "block", "online", "cluster", "persistent", "dynamic", "dynamic_e32", "dynamic_t128",
+                    "any_cluster", "half_blocks", "wide")
 
 
 # Before sm_90 (no clusters): v1 holds up to 32768; wider rows stream through v2.
@@ -500,6 +526,16 @@ def packed_full(p: Plan, n: int, x, y) -> bool:
             and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0)
 
 
+def dynamic_full(p: Plan, n: int, x, y, module, dtype: str) -> bool:
+    """Whether a v12 launch may take its instance's `_full` kernel (staged_rows.cuh's FULL; only v4's
+    softmax_dy_t128_c16_full_f32 has one): the row is exactly C x block x elems elements, so every thread holds
+    whole vectors only, x and y start 16-byte aligned (then every row does: N x element size is a multiple of 16),
+    and the module holds that kernel."""
+    return (isinstance(p, BulkPlan) and p.work and p.elems > 0 and n == p.cluster * p.block * p.elems
+            and x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0
+            and f"{p.name}_full_{DTYPES[dtype]}" in getattr(module, "signatures", ()))
+
+
 def persistent_grid(kernel, p: Plan, m: int) -> int:
     """The grid of a persistent launch: what the GPU holds at once, capped by the work (rows for
     blocks and clusters, 8-row blocks for warps). With a cluster it counts clusters."""
@@ -545,6 +581,10 @@ class BulkPlan(Plan):
     smem: int = 0
     work: bool = False
     side: bool = False
+    elems: int = 0  # fp32 values a thread holds (v10-v12's `@elems`; 0: v7): a `_full` row is C x block x elems
+    # A plan taken for its `_full` instance only (v4's fp32 t128 rows): what to launch instead when the row
+    # cannot take that instance (x or y not 16-byte aligned), where the general kernel would be slower.
+    misaligned: Plan | None = None
 
     def __str__(self) -> str:
         return f"{self.name} (block {self.block}, cluster {self.cluster}, ring {self.smem} B)"
@@ -619,7 +659,7 @@ def bulk_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16", stages: int 
         fits = stages * stage <= budget - staged_pairs_bytes(c, threads)
         if c >= min_cluster and fits and (not elems or stage // 16 * v <= threads * elems):
             return BulkPlan(f"softmax_bk_c{c}", threads, 1, c, capacity=c * stage // 16 * v, persistent=True,
-                            smem=stages * stage)
+                            smem=stages * stage, elems=elems)
     return None
 
 
@@ -1129,6 +1169,8 @@ def _by_strategy(strategy: str, n: int, cc: tuple[int, int], threads: int = 0, e
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK))
     if strategy == "dynamic_e32":  # v12, 32 values a thread in clusters of 16 (v4's softmax_dy_e32_c16_*)
         return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32), "softmax_dy_e32_")
+    if strategy == "dynamic_t128":  # v12, 128 threads x 64 values, 3 stages, clusters of 16 (softmax_dy_t128_c16_*)
+        return dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_T128), "softmax_dy_t128_")
     if strategy == "any_cluster":  # v15, v13's kernel in clusters of 1-8 (v4 holds its instances)
         return any_cluster_plan(n, cc, dtype)
     if strategy == "half_blocks":  # v16, v15 in 512-thread blocks (v4 holds its instances)
@@ -1164,7 +1206,12 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
         return split_main_plan(n, cc, dtype) if split else dynamic_plan(p)
     e32 = bulk_plan(n, cc, dtype, *DISPATCH_BULK_E32) if dtype == "float32" else None
     if e32 is not None:
-        return dynamic_plan(e32, "softmax_dy_e32_")
+        e32 = dynamic_plan(e32, "softmax_dy_e32_")
+        t128 = dynamic_plan(bulk_plan(n, cc, dtype, *DISPATCH_BULK_T128), "softmax_dy_t128_")
+        if (DISPATCH_T128_FULL and t128 is not None and n == t128.cluster * t128.block * t128.elems
+                and t128.smem <= bulk_ring_budget(cc, 2)):  # two blocks an SM, as measured
+            return dataclasses.replace(t128, misaligned=e32)
+        return e32
     return half_blocks_plan(n, cc, dtype) or any_cluster_plan(n, cc, dtype)
 
 

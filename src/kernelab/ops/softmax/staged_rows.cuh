@@ -43,10 +43,7 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #endif
 // Blocks of at most 256 threads only (W <= 8): the slots, 2 x C x W pairs of static shared memory (2 KiB at C = 16),
 // are what op.py's bulk_plan keeps off the ring's budget (staged_pairs_bytes); 512- and 1024-thread builds (knobs)
-// keep the block merge.
-#define SB_WARP_X (SB_WARP_XCHG && SB_THREADS <= 256)
-// The pair slots a block holds a row: C blocks, or C blocks x W warps with SB_WARP_X.
-#define SB_PAIRS(C) ((C) * (SB_WARP_X ? SB_THREADS / 32 : 1))
+// keep the block merge (kWarpXchg<THREADS> below: the block's threads are a template argument since session 29).
 
 // Ablations for timing only (scripts/sweep_membound_s12.py; they compute a wrong softmax by design
 // and are never checked or picked): bit 1 no exchange between the C blocks (each block's own stats),
@@ -82,12 +79,14 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 // sm_120), one block an SM where the ring has room for two (v4_dispatch's fp32 rows of 131073-196608
 // on sm_100; occupancy calculator, tests/cpu/test_softmax_bulk.py). Unmeasured: no such GPU here.
 // A sweep may set it (scripts/sweep_membound_s11.py, SWEEP_SET=regcap: the cap on the H200).
-#ifndef SB_MIN_BLOCKS
+// SB_MIN_BLOCKS_AT(t): the same bound for an instance of t threads a block (v4_dispatch's 128-thread ones).
 #if __CUDA_ARCH__ == 900
-#define SB_MIN_BLOCKS SB_BLOCKS_PER_SM
+#define SB_MIN_BLOCKS_AT(t) SB_BLOCKS_PER_SM
 #else
-#define SB_MIN_BLOCKS (SB_BLOCKS_PER_SM > 512 / SB_THREADS ? SB_BLOCKS_PER_SM : 512 / SB_THREADS)  // 1024 threads: the header's
+#define SB_MIN_BLOCKS_AT(t) (SB_BLOCKS_PER_SM > 512 / (t) ? SB_BLOCKS_PER_SM : 512 / (t))  // 1024 threads: the header's
 #endif
+#ifndef SB_MIN_BLOCKS
+#define SB_MIN_BLOCKS SB_MIN_BLOCKS_AT(SB_THREADS)
 #endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -103,16 +102,25 @@ enum class Exchange { cluster, group };
 
 extern __shared__ __align__(128) uint4 ring[];
 
+// SB_WARP_XCHG in a block of THREADS threads (at most 256: W <= 8), and the pair slots such a block holds a
+// row: C blocks, or C blocks x W warps with the per-warp exchange.
+template <int THREADS>
+constexpr bool kWarpXchg = SB_WARP_XCHG && THREADS <= 256;
+template <int C, int THREADS>
+constexpr int kPairs = C * (kWarpXchg<THREADS> ? THREADS / 32 : 1);
+
 // SB_FAST_EXP's sweep (see the knob; fast_exp.cuh): the thread's vectors of the stage into f (exps
 // relative to its max m), h / t (its head / tail scalars, exp'd alike), s their sum, fix = 2^-c_lo.
-template <typename T, int K>
+// FULL (the `_full` instances): every thread holds K whole vectors and no scalars (h, t untouched).
+template <typename T, int K, int THREADS = SB_THREADS, bool FULL = false>
 __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt, float (&f)[K][rows::Traits<T>::V],
                                            float& h, float& t, float& m, float& s, float& fix) {
-  constexpr int THREADS = SB_THREADS, V = rows::Traits<T>::V;
+  constexpr int V = rows::Traits<T>::V;
   if constexpr (V == 8) {  // bf16: the max on the raw pairs, then unpacked
     uint4 raw[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) raw[k] = tid + k * THREADS < cnt ? stage[tid + k * THREADS] : fexp::neg_inf_vec<T>();
+    for (int k = 0; k < K; ++k)
+      raw[k] = FULL || tid + k * THREADS < cnt ? stage[tid + k * THREADS] : fexp::neg_inf_vec<T>();
     m = fexp::raw_max<T, K>(raw, m);
 #pragma unroll
     for (int k = 0; k < K; ++k) rows::unpack<T>(raw[k], f[k]);
@@ -120,7 +128,7 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
     float mc[4] = {m, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (tid + k * THREADS < cnt) {
+      if (FULL || tid + k * THREADS < cnt) {
         rows::unpack<T>(stage[tid + k * THREADS], f[k]);
       } else {
 #pragma unroll
@@ -143,8 +151,10 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
         f[k][v] = fexp::exp_base(f[k][v], bs);
         sc[v & 3] += f[k][v];
       }
-    h = fexp::exp_base(h, bs);
-    t = fexp::exp_base(t, bs);
+    if constexpr (!FULL) {
+      h = fexp::exp_base(h, bs);
+      t = fexp::exp_base(t, bs);
+    }
   } else {  // +inf or NaN max, or |max| >= 2^20: (x - sh) first, as exp_shifted
 #pragma unroll
     for (int k = 0; k < K; ++k)
@@ -153,8 +163,10 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
         f[k][v] = exp_shifted(f[k][v], sh);
         sc[v & 3] += f[k][v];
       }
-    h = exp_shifted(h, sh);
-    t = exp_shifted(t, sh);
+    if constexpr (!FULL) {
+      h = exp_shifted(h, sh);
+      t = exp_shifted(t, sh);
+    }
   }
   s = (sc[0] + sc[1]) + (sc[2] + sc[3]);
 }
@@ -162,19 +174,26 @@ __device__ __forceinline__ void fast_sweep(const uint4* stage, int tid, int cnt,
 // Row `row`, the i-th of this block's loop, from stage i % S: the one sweep into registers, the
 // block merge, refill() (the caller's: the next row into the stage just freed), the exchange,
 // y from registers. The shared arrays are the caller's (one set per kernel).
-template <typename T, int C, Exchange X, int E = SB_ELEMS, typename Refill>
+// THREADS, S: the block's threads and the ring's stages (default the SB_THREADS / SB_STAGES knobs; v4_dispatch
+// also builds 128-thread, 3-stage clusters of 16 for fp32: dynamic_rows).
+// FULL (dynamic_rows' `_full` instances, session 28; again in session 29): the row is exactly C x THREADS x E
+// elements and x, y start 16-byte aligned (the launcher's promise; dynamic_rows traps otherwise), so every thread
+// holds E values as K whole vectors: no row geometry, head / tail scalars, per-vector predicates or scalar stores.
+template <typename T, int C, Exchange X, int E = SB_ELEMS, int THREADS = SB_THREADS, int S = SB_STAGES,
+          bool FULL = false, typename Refill>
 __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__ y, int N, int row, int i, unsigned rank,
-                                        int stage_vecs, unsigned long long* full, float (*part_m)[SB_THREADS / 32],
-                                        float (*part_s)[SB_THREADS / 32], float2 (*pairs)[SB_PAIRS(C)], unsigned long long* xbar,
-                                        unsigned* __restrict__ counters, float2* __restrict__ slots, int q,
-                                        Refill&& refill) {
-  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V;
+                                        int stage_vecs, unsigned long long* full, float (*part_m)[THREADS / 32],
+                                        float (*part_s)[THREADS / 32], float2 (*pairs)[kPairs<C, THREADS>],
+                                        unsigned long long* xbar, unsigned* __restrict__ counters,
+                                        float2* __restrict__ slots, int q, Refill&& refill) {
+  constexpr int V = rows::Traits<T>::V, K = E / V;
   const int tid = threadIdx.x, lane = tid & 31, st = i % S;
   const T* xr = x + (size_t)row * N;
   T* yr = y + (size_t)row * N;
-  const Chunk ch = chunk_of<T, C>(xr, N, rank);
-  const bool own_h = rank == 0 && tid < ch.geo.head;
-  const bool own_t = rank == C - 1 && tid < ch.geo.tail;
+  const Chunk ch = FULL ? Chunk{rows::Geometry{0, N / V, 0}, static_cast<int>(rank) * K * THREADS, K * THREADS}
+                        : chunk_of<T, C>(xr, N, rank);
+  const bool own_h = !FULL && rank == 0 && tid < ch.geo.head;
+  const bool own_t = !FULL && rank == C - 1 && tid < ch.geo.tail;
   const int t_at = ch.geo.head + ch.geo.nvec * V + tid;
   float h = own_h ? rows::to_float(xr[tid]) : -INFINITY;
   float t = own_t ? rows::to_float(xr[t_at]) : -INFINITY;
@@ -187,12 +206,12 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   float fix = 1.0f;  // SB_FAST_EXP: the thread's 2^-c_lo, on its sum and on r
   float s = 0.0f;
   if constexpr (SB_FAST_EXP && !(SB_ABLATE & 2)) {
-    fast_sweep<T, K>(stage, tid, ch.cnt, f, h, t, m, s, fix);
+    fast_sweep<T, K, THREADS, FULL>(stage, tid, ch.cnt, f, h, t, m, s, fix);
   } else {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * THREADS;
-      if (j < ch.cnt) {
+      if (FULL || j < ch.cnt) {
         rows::unpack<T>(stage[j], f[k]);
       } else {
 #pragma unroll
@@ -210,21 +229,25 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
         f[k][v] = (SB_ABLATE & 2) ? (f[k][v] - sh) * LOG2E : exp_shifted(f[k][v], sh);
         s += f[k][v];
       }
-    h = exp_shifted(h, sh);
-    t = exp_shifted(t, sh);
+    if constexpr (!FULL) {
+      h = exp_shifted(h, sh);
+      t = exp_shifted(t, sh);
+    }
   }
   const int b = i & 1;
-  // SB_WARP_X: each warp's pair to the cluster, no block barrier (the knob's comment above).
-  constexpr bool kWarpX = SB_WARP_X && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1);
+  // kWarpXchg: each warp's pair to the cluster, no block barrier (SB_WARP_XCHG's comment above).
+  constexpr bool kWarpX = kWarpXchg<THREADS> && X == Exchange::cluster && C > 1 && !(SB_ABLATE & 1);
   MaxSum all;
+  if constexpr (FULL) s = s * fix;  // no scalars: h and t are still -inf here
+  else s = (s + h + t) * fix;
   if constexpr (kWarpX) {
-    all = warp_merge(MaxSum{m, (s + h + t) * fix});
+    all = warp_merge(MaxSum{m, s});
     if (lane == 0) mbar_arrive(&xbar[2]);  // this warp has read the stage
     if (tid == 0) mbar_wait(&xbar[2], i & 1);  // every warp has: refill it
     refill();
     all = exchange_warp_pairs<C, THREADS / 32>(all, pairs, xbar, rank, i, tid, lane);
   } else {
-    all = block_merge<THREADS>(MaxSum{m, (s + h + t) * fix}, part_m[b], part_s[b]);
+    all = block_merge<THREADS>(MaxSum{m, s}, part_m[b], part_s[b]);
     // Every thread has read the stage (it is past the merge's barrier): refill it now.
     refill();
   }
@@ -244,12 +267,13 @@ __device__ __forceinline__ void one_row(const T* __restrict__ x, T* __restrict__
   // y = e x r. A row with NaN or +inf has S = NaN; an all -inf row has S = 0 and r = 0 / 0:
   // NaN everywhere, as torch.softmax.
   const float r = rescale(m, all.m) / all.s * fix;
-  const bool vec_out = ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
+  const bool vec_out =
+      FULL || ((reinterpret_cast<unsigned long long>(xr) ^ reinterpret_cast<unsigned long long>(yr)) & 15) == 0;
   T* yv = yr + ch.geo.head + (size_t)ch.v0 * V;  // y's element at the share's first vector
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int j = tid + k * THREADS;
-    if (j < ch.cnt && !(SB_ABLATE & 8)) {
+    if ((FULL || j < ch.cnt) && !(SB_ABLATE & 8)) {
 #pragma unroll
       for (int v = 0; v < V; ++v) f[k][v] *= r;
       if (vec_out) {
@@ -291,9 +315,9 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
                 "C is 1, 2, 4, 8 or 16 blocks a cluster, 1..16 a group");
   static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
-  __shared__ float2 pairs[2][SB_PAIRS(C)];
+  __shared__ float2 pairs[2][kPairs<C, THREADS>];
   __shared__ alignas(8) unsigned long long full[S];
-  __shared__ alignas(8) unsigned long long xbar[SB_WARP_X ? 3 : 2];  // SB_WARP_X: [2] "the stage is read"
+  __shared__ alignas(8) unsigned long long xbar[kWarpXchg<THREADS> ? 3 : 2];  // [2]: "the stage is read"
 
   const int stage_vecs = (N + V * C - 1) / (V * C);  // op.py's bulk_stage_bytes / 16
   if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
@@ -313,7 +337,7 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
     if constexpr (X == Exchange::cluster) {
       mbar_init(&xbar[0], 1);
       mbar_init(&xbar[1], 1);
-      if constexpr (SB_WARP_X) mbar_init(&xbar[2], THREADS / 32);
+      if constexpr (kWarpXchg<THREADS>) mbar_init(&xbar[2], THREADS / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -354,24 +378,34 @@ __device__ __forceinline__ void staged_rows(const T* __restrict__ x, T* __restri
 // of 16 for fp32 rows of up to 131072, beside the SB_ELEMS instances).
 // clusters: how many clusters take rows from `work` (0: this grid's, gridDim.x / C; v14_split_grid
 // passes its two grids' total, since the last of them resets the counters).
-template <typename T, int C, int E = SB_ELEMS>
+// THREADS, S: the block's threads and the ring's stages (default the knobs; v4_dispatch's softmax_dy_t128_c16_*
+// are 128 threads, 3 stages: DISPATCH_BULK_T128 in op.py).
+// FULL: one_row's (the `_full` instance, softmax_dy_t128_c16_full_f32): rows of exactly C x THREADS x E elements,
+// x and y 16-byte aligned (op.py's dynamic_full decides; the kernel traps on any other row).
+template <typename T, int C, int E = SB_ELEMS, int THREADS = SB_THREADS, int S = SB_STAGES, bool FULL = false>
 __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                                              unsigned* __restrict__ work, unsigned clusters = 0u) {
-  constexpr int THREADS = SB_THREADS, S = SB_STAGES, V = rows::Traits<T>::V, K = E / V, R = 2 * S;
+  static_assert(THREADS == 128 || THREADS == 256 || THREADS == 512 || THREADS == 1024, "THREADS: 128 to 1024");
+  static_assert(S >= 2 && S <= 8, "S: 2..8 stages");
+  constexpr int V = rows::Traits<T>::V, K = E / V, R = 2 * S;
   // Any C of 1..16 is correct (chunk_of splits a row over any C); op.py's plans use powers of two,
   // scripts/cluster_shapes.py measures others (whole clusters fill more of an SM's block slots).
   static_assert(C >= 1 && C <= 16, "C is 1 to 16 blocks a cluster");
   static_assert(K >= 1, "SB_ELEMS holds at least one 16-byte vector");
   __shared__ float part_m[2][THREADS / 32], part_s[2][THREADS / 32];
-  __shared__ float2 pairs[2][SB_PAIRS(C)];
+  __shared__ float2 pairs[2][kPairs<C, THREADS>];
   __shared__ alignas(8) unsigned long long full[S];
-  __shared__ alignas(8) unsigned long long xbar[SB_WARP_X ? 3 : 2];  // SB_WARP_X: [2] "the stage is read"
+  __shared__ alignas(8) unsigned long long xbar[kWarpXchg<THREADS> ? 3 : 2];  // [2]: "the stage is read"
   __shared__ alignas(8) unsigned long long rowbar[R];
   __shared__ unsigned row_of[R];
 
   const int stage_vecs = (N + V * C - 1) / (V * C);
   if (dynamic_smem_size() < (unsigned)S * stage_vecs * 16u) __trap();  // launched without the ring
   if (stage_vecs > K * THREADS) __trap();  // a share wider than the registers: op.py picks a larger C
+  if constexpr (FULL) {  // not the row the instance is built for: fail loudly, not write a wrong one
+    if (N != C * THREADS * E || ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15))
+      __trap();
+  }
   unsigned rank = 0;
   if constexpr (C > 1) {
     if (nctarank() != C) __trap();  // launched without cluster=C: fail loudly, not read a wrong peer
@@ -385,7 +419,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
     mbar_init(&xbar[0], 1);
     mbar_init(&xbar[1], 1);
-    if constexpr (SB_WARP_X) mbar_init(&xbar[2], THREADS / 32);
+    if constexpr (kWarpXchg<THREADS>) mbar_init(&xbar[2], THREADS / 32);
     handed.init();
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -418,8 +452,8 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     // runs under the row's sweep instead of stalling warp 0 before it.
     const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;
     const int st = i % S;
-    one_row<T, C, Exchange::cluster, E>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s, pairs, xbar,
-                                     nullptr, nullptr, 0, [&] {
+    one_row<T, C, Exchange::cluster, E, THREADS, S, FULL>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s,
+                                                          pairs, xbar, nullptr, nullptr, 0, [&] {
       if (leader) handed.hand(i + S + 1, next);
       if (tid == 0) {
         const unsigned rn = handed.index_of(i + S);

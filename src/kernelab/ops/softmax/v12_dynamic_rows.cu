@@ -49,6 +49,10 @@
 //   geometry, head / tail scalars, per-vector predicates or scalar stores; sm_90 SASS of softmax_dy_c8_bf16 1920 ->
 //   1576 lines) ran 264.4-264.5 us against the general kernel's 263.4-264.5 at 2048 x 131072 bf16, fp32 527.8-528.2
 //   against 526.7-527.6 (sweep full28, docs/runs/2026-12-03-h200-sweep_full28.json; predicted bf16 -1 to -2%).
+// Session 29: dynamic_rows takes the block's threads, the ring's stages and FULL as template arguments, so
+//   v4_dispatch holds 128-thread, 3-stage clusters of 16 beside these (op.py DISPATCH_BULK_T128); at 128 threads
+//   the `_full` form pays (fp32 2048 x 131072 520.5 us against the general kernel's ~575 and e32's 526.5: with
+//   8 warps an SM the row's instructions are exposed), and v4 takes it for aligned fp32 rows of 131072.
 // Measured: BENCHMARKS.md, softmax rows (full runs, generated from results JSON).
 //
 // Knobs: v10's (header values; op.py passes them as SB_STAGES, SB_THREADS, SB_BLOCKS_PER_SM,

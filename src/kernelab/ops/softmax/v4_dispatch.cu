@@ -21,7 +21,9 @@
 //                               268.0 us vs v12 275.7), v12 alone again since session 27 (its rows
 //                               on staged_rows.cuh's SB_FAST_EXP: v12 266.0-266.5 us, v14 267.2-268.4,
 //                               op.py DISPATCH_WIDE_SPLIT); else fp32 rows of up to 131072 in v12's clusters of 16
-//                               holding 32 values a thread (2048 x 131072 fp32 527.4 us vs 546.9),
+//                               holding 32 values a thread (2048 x 131072 fp32 527.4 us vs 546.9), aligned
+//                               rows of exactly 131072 since session 29 in 128-thread clusters of 16, 3 stages,
+//                               the `_full` instance (520.5 us vs 526.5: op.py DISPATCH_T128_FULL),
 //                               and every other width v13_packed_regs's kernel (1024-thread blocks
 //                               holding raw vectors): bf16 4915 x 40960 204.8 us vs v12 287.4, 2457 x
 //                               81920 223.7 vs v14 275.0; fp32 384 x 262144 212.8 vs v12 244.4; as
@@ -121,6 +123,25 @@ extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, 32>(x, y, M, N, work); }
 extern "C" __global__ void __launch_bounds__(SB_THREADS, SB_MIN_BLOCKS)
 softmax_dy_e32_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, 32>(x, y, M, N, work); }
+// DISPATCH_SM90 entries "dynamic_t128" (session 29): clusters of 16 blocks of 128 threads holding V4_T128_ELEMS
+// values a thread, in a ring of V4_T128_STAGES stages (op.py's DISPATCH_BULK_T128, passed by Softmax.defines):
+// fp32 2048 x 131072's 32 KiB shares in 96 KiB rings, two blocks an SM. The general kernel is slower than e32
+// (574 against 526 us, sweep t128_29); the "wide" entry takes only the `_full` instance below, for aligned rows
+// of exactly 131072 (520.5 against 526.5, t128_29b). Both dtypes, as e32, so any entry can be flipped.
+#ifndef V4_T128_STAGES
+#define V4_T128_STAGES 3
+#endif
+#ifndef V4_T128_ELEMS
+#define V4_T128_ELEMS 64
+#endif
+extern "C" __global__ void __launch_bounds__(128, SB_MIN_BLOCKS_AT(128))
+softmax_dy_t128_c16_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, V4_T128_ELEMS, 128, V4_T128_STAGES>(x, y, M, N, work); }
+extern "C" __global__ void __launch_bounds__(128, SB_MIN_BLOCKS_AT(128))
+softmax_dy_t128_c16_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<__nv_bfloat16, 16, V4_T128_ELEMS, 128, V4_T128_STAGES>(x, y, M, N, work); }
+// Its `_full` instance (staged_rows.cuh's FULL): fp32 rows of exactly 16 x 128 x V4_T128_ELEMS with x and y
+// 16-byte aligned, which op.py's dynamic_full sends here (no row geometry, scalars or predicates).
+extern "C" __global__ void __launch_bounds__(128, SB_MIN_BLOCKS_AT(128))
+softmax_dy_t128_c16_full_f32(const float* __restrict__ x, float* __restrict__ y, int M, int N, unsigned* __restrict__ work) { softmax::staged::dynamic_rows<float, 16, V4_T128_ELEMS, 128, V4_T128_STAGES, true>(x, y, M, N, work); }
 // The "wide" entry's other widths (op.py wide_plan, and `@dispatch_only any_cluster`): v15_any_cluster,
 // v13's kernel (1024-thread blocks, one an SM, each thread holding 8 raw 16-byte vectors; one stage of
 // dynamic shared memory, op.py's dynamic_work counters) in clusters of the fewest blocks, 1-8, that hold
