@@ -337,8 +337,8 @@ DISPATCH_SM90 = {
 # (the same) and 12288 x 8192 198.7 vs 194.2 (v2 stays).
 # "wide" (wide_plan): v12 (bf16 past 65536: v14, v12's grid plus v13's beside it) when its stage is
 # at least DISPATCH_WIDE_MIN_STAGE bytes and its clusters place (C <= 4 or two rings an SM); else
-# fp32 rows of up to 131072 take v12's clusters of 16 holding 32 values a thread ("dynamic_e32"),
-# and the rest v15 (v13's kernel in the fewest blocks, 1-8, that hold a row).
+# fp32 rows of up to 131072 take v12's clusters of 16 holding 32 values a thread ("dynamic_e32"; aligned rows
+# of exactly 131072 the "dynamic_t128" `_full` instance since session 29: DISPATCH_T128_FULL), and the rest v15 (v13's kernel in the fewest blocks, 1-8, that hold a row).
 # 30 KiB sits between the stages measured: 28 KiB (bf16 57344 / 114688 / 229376: v13 +4% / -1% / +5%
 # against v12 or v14) and 32 KiB (65536 / 131072 / 262144: v12 / v14 0.2% / 8% / 2% faster).
 DISPATCH_WIDE_MIN_STAGE = 30 * 1024
@@ -1189,7 +1189,8 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     201.2 us vs v13 205.3 and e32 233.2), alone since session 27 (DISPATCH_WIDE_SPLIT; before, as v14's
     main grid for bf16 rows of 65537-131072) (past
     DISPATCH_HALF_BLOCKS_MIN_BF16 v16 wins, full stages or not: 262144 3.5-4.6%); else v12's
-    32-value clusters of 16 for fp32 rows they hold; else v16's plan, v13's kernel in the fewest
+    32-value clusters of 16 for fp32 rows they hold (aligned rows of exactly 16 x 128 x 64: the 128-thread
+    clusters' `_full` instance, with e32's plan as its `misaligned`: DISPATCH_T128_FULL); else v16's plan, v13's kernel in the fewest
     512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
     v15's 3 x 1024 threads 235.8, v13's 4 253.2), and v15's (1024-thread blocks) for the rows v16
     cannot hold (fp32 past 131072) (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
