@@ -338,7 +338,8 @@ DISPATCH_SM90 = {
 # "wide" (wide_plan): v12 (bf16 past 65536: v14, v12's grid plus v13's beside it) when its stage is
 # at least DISPATCH_WIDE_MIN_STAGE bytes and its clusters place (C <= 4 or two rings an SM); else
 # fp32 rows of up to 131072 take v12's clusters of 16 holding 32 values a thread ("dynamic_e32"; aligned rows
-# of exactly 131072 the "dynamic_t128" `_full` instance since session 29: DISPATCH_T128_FULL), and the rest v15 (v13's kernel in the fewest blocks, 1-8, that hold a row).
+# of exactly 131072 the "dynamic_t128" `_full` instance since session 29: DISPATCH_T128_FULL), and the rest
+# v15 (v13's kernel in the fewest blocks, 1-8, that hold a row).
 # 30 KiB sits between the stages measured: 28 KiB (bf16 57344 / 114688 / 229376: v13 +4% / -1% / +5%
 # against v12 or v14) and 32 KiB (65536 / 131072 / 262144: v12 / v14 0.2% / 8% / 2% faster).
 DISPATCH_WIDE_MIN_STAGE = 30 * 1024
@@ -365,9 +366,10 @@ DISPATCH_BULK_E32 = (2, 256, 1, 16, 32)
 # stages, built in v4 as the softmax_dy_t128_c16_* instances (stages and elems passed as V4_T128_STAGES /
 # V4_T128_ELEMS; the threads and cluster are the instances' names). fp32 131072's 32 KiB shares then take 96 KiB
 # rings, two blocks an SM with two stages in flight each (e32: three 64 KiB rings, one stage in flight each).
-# Session 28 (docs/runs/2026-12-03-h200-sweep_t128_28.json, one process, v12 built with these knobs): fp32 2048 x
-# 131072 520.7 / 520.8 us against v4's e32 528.0 / 529.2 (-1.5%); 2 stages 526.5 / 527.4; bf16 (2 stages) 264.1 /
-# 263.4 against v4's v12 265.1 / 264.4, 3 stages 265.3 / 265.1.
+# Session 28 (docs/runs/2026-12-03-h200-sweep_t128_28.json, one process, v12 built with these knobs, which at that
+# commit launched its `_full` kernels for rows of exactly C x block x elems, as 2048 x 131072's are): fp32 520.7 /
+# 520.8 us against v4's e32 528.0 / 529.2 (-1.5%); 2 stages 526.5 / 527.4; bf16 (2 stages) 264.1 / 263.4 against
+# v4's v12 265.1 / 264.4, 3 stages 265.3 / 265.1. The general kernels: DISPATCH_T128_FULL below.
 DISPATCH_BULK_T128 = (3, 128, 1, 16, 64)
 # Whether "wide" sends fp32 rows of exactly 16 x 128 x 64 = 131072 (x and y 16-byte aligned; misaligned rows keep
 # e32: BulkPlan.misaligned) to "dynamic_t128"'s `_full` instance, softmax_dy_t128_c16_full_f32 (staged_rows.cuh's
@@ -1190,8 +1192,8 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     main grid for bf16 rows of 65537-131072) (past
     DISPATCH_HALF_BLOCKS_MIN_BF16 v16 wins, full stages or not: 262144 3.5-4.6%); else v12's
     32-value clusters of 16 for fp32 rows they hold (aligned rows of exactly 16 x 128 x 64: the 128-thread
-    clusters' `_full` instance, with e32's plan as its `misaligned`: DISPATCH_T128_FULL); else v16's plan, v13's kernel in the fewest
-    512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
+    clusters' `_full` instance, with e32's plan as its `misaligned`: DISPATCH_T128_FULL); else v16's plan,
+    v13's kernel in the fewest 512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
     v15's 3 x 1024 threads 235.8, v13's 4 253.2), and v15's (1024-thread blocks) for the rows v16
     cannot hold (fp32 past 131072) (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
     p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
