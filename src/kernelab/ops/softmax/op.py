@@ -1193,8 +1193,8 @@ def wide_plan(n: int, cc: tuple[int, int], dtype: str = "bfloat16") -> BulkPlan 
     DISPATCH_HALF_BLOCKS_MIN_BF16 v16 wins, full stages or not: 262144 3.5-4.6%); else v12's
     32-value clusters of 16 for fp32 rows they hold (aligned rows of exactly 16 x 128 x 64: the 128-thread
     clusters' `_full` instance, with e32's plan as its `misaligned`: DISPATCH_T128_FULL); else v16's plan,
-    v13's kernel in the fewest 512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters of 5: 215.0 us vs
-    v15's 3 x 1024 threads 235.8, v13's 4 253.2), and v15's (1024-thread blocks) for the rows v16
+    v13's kernel in the fewest 512-thread blocks (two an SM) that hold a row (bf16 1325 x 151936 in clusters
+    of 5: 215.0 us vs v15's 3 x 1024 threads 235.8, v13's 4 253.2), and v15's (1024-thread blocks) for the rows v16
     cannot hold (fp32 past 131072) (None: before sm_90 or outside BULK_MIN_N..BULK_MAX_N)."""
     p = bulk_plan(n, cc, dtype, *DISPATCH_BULK)
     if p is None:
