@@ -7,7 +7,8 @@ t128's `_full` kernel (128 threads x 64 values, 3 stages, 8 warps an SM) ran 520
 e32 at 3 stages general and `_full`, e32 at 2 stages `_full`, t128 at 3 and 2 stages `_full`, with kernelab's bench
 protocol, L2 flushed before each launch (`--warm`: plain event timing of 20 launches, L2 not flushed; the first
 run used it, and every shape came out within 1% of 528 us: a warm L2 hides the differences the cold sweeps see).
-`--widths`: e32 at 2 against 3 stages at other widths and misaligned rows (the first runs' lead).
+`--widths`: e32 at 2 against 3 stages at other widths and misaligned rows (the first runs' lead; 3 stages lost or
+tied everywhere but aligned 131072: NOTES.md, session 29).
 Each output is checked against torch.softmax. Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_full29.py"""
 import sys
 from pathlib import Path
