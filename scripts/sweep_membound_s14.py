@@ -792,7 +792,9 @@ def ablate28_sweeps(selected):
     put 22% (bf16) and 34% (fp32) of the warps' stall samples on one instruction, the wait for the cluster's pairs.
     v4_dispatch (v12 there) against itself with SB_ABLATE 1 (no exchange: each block's own (max, sum), unchecked) and
     SB_ABLATE 3 (no exchange, no EX2), bf16 and fp32, alternating twice. Predicted: without the exchange bf16 3-6%
-    faster, fp32 3-8%; if so, a row loop that hides the exchange behind the next row's sweep is worth building."""
+    faster, fp32 3-8%; if so, a row loop that hides the exchange behind the next row's sweep is worth building.
+    v4 with SB_ABLATE 1 faulted (see ov28); since session 29 dynamic_rows refuses bit 1 at compile time, so those
+    candidates now report a compile error (session 12's sweep said so first: bit 1 only on v10's static rows)."""
     if "softmax" not in selected:
         return []
     out = []

@@ -180,6 +180,17 @@ def test_v10_sass_one_sweep_from_shared_memory():
 V12 = OP.variant("v12_dynamic_rows")
 
 
+def test_no_exchange_ablation_is_refused_where_rows_are_handed_out():
+    """SB_ABLATE bit 1 (no cluster exchange, a timing-only knob) faulted v4 at 2048 x 131072 in session 28: v12's row
+    handout needs the exchange to keep a cluster's blocks within a row of their leader. dynamic_rows refuses it at
+    compile time, naming the knob and where it still works (v10's static rows, which compile with it)."""
+    with pytest.raises(CompileError, match="SB_ABLATE bit 1"):
+        compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), "SB_ABLATE": 1}, use_cache=False)
+    for bits in (2, 8):  # the other ablations keep the exchange
+        assert compile_file(V12.path, arch="sm_90", defines={**OP.defines(V12), "SB_ABLATE": bits}).resources
+    assert compile_file(V10.path, arch="sm_90", defines={**OP.defines(V10), "SB_ABLATE": 1}).resources
+
+
 def test_v12_plans_as_v10_with_its_own_instances():
     for n in (2049, 16385, 32769, 65537, 131072, 262144):
         for dt in OP.dtypes:

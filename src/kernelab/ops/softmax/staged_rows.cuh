@@ -387,6 +387,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
                                              unsigned* __restrict__ work, unsigned clusters = 0u) {
   static_assert(THREADS == 128 || THREADS == 256 || THREADS == 512 || THREADS == 1024, "THREADS: 128 to 1024");
   static_assert(S >= 2 && S <= 8, "S: 2..8 stages");
+  // The row handout's slot proof (above) needs the exchange: without it a block may fall more than a row behind its
+  // leader, whose pushes then overwrite slots it has not read (session 28: v4 with SB_ABLATE 1 faulted).
+  static_assert(!(SB_ABLATE & 1), "SB_ABLATE bit 1 (no exchange) breaks v12's row handout: ablate v10 (static rows)");
   constexpr int V = rows::Traits<T>::V, K = E / V, R = 2 * S;
   // Any C of 1..16 is correct (chunk_of splits a row over any C); op.py's plans use powers of two,
   // scripts/cluster_shapes.py measures others (whole clusters fill more of an SM's block slots).
