@@ -5,8 +5,9 @@ t128's `_full` kernel (128 threads x 64 values, 3 stages, 8 warps an SM) ran 520
 2 stages, 24 warps an SM; sweep t128_29b), while e32 at 3 stages (16 warps) ran 537 in session 27 and e32's own
 `_full` gained nothing at 2 stages (full28). This times, in one process and alternating twice, v4 as shipped and:
 e32 at 3 stages general and `_full`, e32 at 2 stages `_full`, t128 at 3 and 2 stages `_full`, with kernelab's bench
-protocol, L2 flushed before each launch (`--warm`: plain event timing of 20 launches, L2 not flushed; the first
-run used it, and every shape came out within 1% of 528 us: a warm L2 hides the differences the cold sweeps see).
+protocol, L2 flushed before each launch (`--warm`: the protocol's hot mode, L2 not flushed; the first run timed 20
+plain launches so, and every shape came out within 1% of 528 us: a warm L2 hides the differences the cold sweeps
+see).
 `--widths`: e32 at 2 against 3 stages at other widths and misaligned rows (the first runs' lead; 3 stages lost or
 tied everywhere but aligned 131072: NOTES.md, session 29).
 Each output is checked against torch.softmax. Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_full29.py"""
@@ -37,21 +38,13 @@ def source() -> str:
     return "\n".join(lines) + "\n"
 
 
-def timed(fn, reps=20):
-    if "--warm" not in sys.argv:
-        from kernelab.bench import bench
+def timed(fn, warm: bool | None = None) -> float:
+    """Median microseconds of fn by kernelab's bench protocol: L2 flushed before each sample ("cold"), or not
+    ("hot": `--warm`, or warm=True)."""
+    from kernelab.bench import bench
 
-        return bench(fn, mode="cold", target_rel=0.01, max_wall_s=1.0, name="probe").median_s * 1e6
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    e0.record()
-    for _ in range(reps):
-        fn()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / reps * 1000
+    warm = "--warm" in sys.argv if warm is None else warm
+    return bench(fn, mode="hot" if warm else "cold", target_rel=0.01, max_wall_s=1.0, name="probe").median_s * 1e6
 
 
 def widths(op, mod) -> None:

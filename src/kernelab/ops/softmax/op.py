@@ -224,16 +224,14 @@ class Softmax(OpSpec):
         if p is None:
             raise ValueError(f"{variant.id} cannot run rows of {n} elements (at most {_limit(variant, case.dtype)}); "
                              f"use {self.best_variant}, which handles any width")
-        if getattr(p, "misaligned", None) is not None and not dynamic_full(p, n, inputs["x"], outputs["y"],
-                                                                           kernel.module, case.dtype):
+        full = dynamic_full(p, n, inputs["x"], outputs["y"], kernel.module, case.dtype)
+        if not full and getattr(p, "misaligned", None) is not None:
             p = p.misaligned  # v4's t128 plan is for its `_full` instance only (sweep t128_29: general +9%)
         if isinstance(p, BulkPlan) and p.side:  # v14's grids (v14 itself, or v4_dispatch's "split" entries)
             return split_grid_launch(kernel, variant, case, inputs["x"], outputs["y"])
         name = p.name
-        if packed_full(p, n, inputs["x"], outputs["y"]):
-            name += "_full"  # v6: rows of exactly the instance's width, 16-byte aligned
-        elif dynamic_full(p, n, inputs["x"], outputs["y"], kernel.module, case.dtype):
-            name += "_full"  # v4's t128 rows of exactly 16 x 128 x 64, 16-byte aligned
+        if full or packed_full(p, n, inputs["x"], outputs["y"]):
+            name += "_full"  # rows of exactly the instance's width, 16-byte aligned (v6; v4's t128 fp32 rows)
         k = kernel if name is None else kernel.module.kernel(f"{name}_{DTYPES[case.dtype]}")
         grid = persistent_grid(k, p, m) if p.persistent else p.grid(m)
         ring = {"shared_mem": p.smem} if isinstance(p, BulkPlan) else {}  # v7: its stages are dynamic shared memory
