@@ -1,0 +1,182 @@
+// probe_defer30.cu (session 30; scripts/probe_defer30.py builds and times it, and its docstring holds what it
+// measured: slower than v4's clusters in every form). Softmax's wide rows split into units of ordinary blocks (no
+// clusters), each unit's (max, sum) pair exchanged through global memory and waited for D units later, so the wait
+// sits behind the next units' sweeps instead of on the row's chain.
+//
+// Unit u (of U = M x nch) is elements [u CH, (u + 1) CH) of x: chunk u % nch of row u / nch, CH = THREADS x K x V
+// (K 16-byte vectors a thread), N a multiple of CH, nch <= 32, x and y 16-byte aligned (a probe: no other rows).
+// Block b takes units b, b + G, b + 2G, ... (static: a block's units are in distinct rows since G >= nch). A ring
+// of S slots holds D units waiting for pass B, the unit in pass A and P = S - D - 1 staged ahead. Iteration k:
+//   pass A, unit k: wait for its bulk copy (slot k % S), the thread's vectors swept to (max, sum) (staged_rows.cuh's
+//     fast_sweep), the block merge (one barrier); thread 0 stages unit k + P into the slot pass B of iteration
+//     k - 1 read (every thread is past that: the barrier), then publishes the unit's pair (SL: below).
+//   pass B, unit k - D: each warp's lanes < nch wait for the row's nch pairs, merge them; the warp's vectors of
+//     unit k - D's slot exponentiated again, scaled and stored.
+// No deadlock: pass A of iteration k waits for nothing but the block's own copy and barrier; pass B of iteration
+//   k needs the pairs of units in rounds k - D and k - D + 1 (a row straddles at most two rounds), which every
+//   block publishes before its own pass B of iteration k. Every block must be resident at once (G <= occupancy x
+//   SMs: the script's grid).
+// Exit: the last block to finish (fin) puts the row counters (or the slots) and fin back to 0 for the next launch.
+#include "staged_rows.cuh"
+
+// DF_SLOTS 1: no counters and no fences. A unit's pair is one 64-bit word (max, sum bits) stored relaxed into its
+// slot, which is 0 until then (a real pair never is: s = 0 only with m = -inf); waiters poll the nch slots of the
+// row (relaxed 64-bit loads: single-copy atomic). The last block out puts every slot back to 0. DF_SLOTS 0: the
+// pair, then a release add on the row's counter (ptxas: MEMBAR.ALL.GPU first, which waits for the thread's own
+// stores in flight), waiters acquire the counter (CCTL.IVALL after each poll).
+#ifndef DF_SLOTS
+#define DF_SLOTS 1
+#endif
+
+namespace probe {
+using namespace ::softmax;
+
+__device__ __forceinline__ void st_slot(float2* slot, MaxSum p) {
+  const unsigned long long v =
+      static_cast<unsigned long long>(__float_as_uint(p.m)) | static_cast<unsigned long long>(__float_as_uint(p.s)) << 32;
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_slot(const float2* slot) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(slot) : "memory");
+  return v;
+}
+
+template <typename T, int THREADS, int K, int S, bool SL = DF_SLOTS, int D = 1, bool EARLY = false>
+__device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
+                                           float2* __restrict__ pairs, unsigned* __restrict__ cnt,
+                                           unsigned* __restrict__ fin) {
+  static_assert(D >= 1 && S >= D + 2, "S >= D + 2: D slots waiting for pass B, one in pass A, at least one in flight");
+  constexpr int P = S - D - 1;  // units staged ahead of pass A
+  constexpr int V = rows::Traits<T>::V, W = THREADS / 32, CHV = THREADS * K;
+  __shared__ float pm[2][W], ps[2][W];
+  __shared__ alignas(8) unsigned long long full[S];
+  __shared__ unsigned last;
+  const int nch = N / (CHV * V);
+  if (nch * CHV * V != N || nch > 32 || nch < 1) __trap();
+  if (((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15)) __trap();
+  const unsigned U = static_cast<unsigned>(M) * nch, G = gridDim.x, b = blockIdx.x;
+  const int my = b < U ? static_cast<int>((U - 1 - b) / G + 1) : 0;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  uint4* ring = staged::ring;
+  const uint4* xv = reinterpret_cast<const uint4*>(x);
+  uint4* yv = reinterpret_cast<uint4*>(y);
+  auto stage = [&](int k) {  // thread 0: unit k of this block into slot k % S
+    const size_t u = b + static_cast<size_t>(k) * G;
+    cx::mbar_expect(&full[k % S], CHV * 16u);
+    ring::bulk_copy_in(ring + (size_t)(k % S) * CHV, xv + u * CHV, CHV * 16u, &full[k % S]);
+  };
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) cx::mbar_init(&full[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0)
+    for (int k = 0; k < P && k < my; ++k) stage(k);
+
+#pragma unroll 1
+  for (int k = 0; k < my + D; ++k) {
+    // EARLY (slots only): pass B's first read of the row's slots issued before pass A, its L2 round trip (~1 us
+    // under the streaming load) under pass A's sweep instead of on pass B's chain.
+    unsigned long long early = 0ull;
+    if constexpr (SL && EARLY) {
+      if (k >= D && lane < nch) early = ld_slot(pairs + (size_t)((b + static_cast<unsigned>(k - D) * G) / nch) * nch + lane);
+    }
+    if (k < my) {  // pass A, unit k
+      const unsigned u = b + static_cast<unsigned>(k) * G;
+      const uint4* st = ring + (size_t)(k % S) * CHV;
+      cx::mbar_wait(&full[k % S], (k / S) & 1);
+      float f[K][V], h = -INFINITY, t = -INFINITY, m = -INFINITY, s = 0.0f, fix = 1.0f;
+      staged::fast_sweep<T, K, THREADS, true>(st, tid, CHV, f, h, t, m, s, fix);
+      MaxSum p = warp_merge(MaxSum{m, s * fix});
+      if (lane == 0) {
+        pm[k & 1][warp] = p.m;
+        ps[k & 1][warp] = p.s;
+      }
+      __syncthreads();  // also: every warp is done with pass B of iteration k - 1 (unit k - 1 - D's slot is free)
+      if (warp == 0) {
+        p = warp_merge(lane < W ? MaxSum{pm[k & 1][lane], ps[k & 1][lane]} : MaxSum{-INFINITY, 0.0f});
+        if (lane == 0) {
+          if (k + P < my) stage(k + P);  // into unit k - 1 - D's slot; first: the counter's release waits for stores
+          if constexpr (SL) {
+            st_slot(pairs + u, p);
+          } else {
+            gx::st_pair(pairs + u, make_float2(p.m, p.s));
+            gx::red_release_add(cnt + u / nch, 1u);
+          }
+        }
+      }
+    }
+    if (k >= D) {  // pass B, unit k - D
+      const unsigned u = b + static_cast<unsigned>(k - D) * G;
+      const unsigned row = u / nch;
+      float2 q = make_float2(-INFINITY, 0.0f);
+      if (lane < nch) {
+        unsigned ns = 32, polls = 0;
+        if constexpr (SL) {
+          unsigned long long v = early;
+          while (v == 0ull && (v = ld_slot(pairs + (size_t)row * nch + lane)) == 0ull) {
+            __nanosleep(ns);
+            ns = min(ns * 2, 256u);
+            if (++polls > (1u << 23)) __trap();  // ~2 s: a probe bug faults instead of hanging the device call
+          }
+          q = make_float2(__uint_as_float(static_cast<unsigned>(v)), __uint_as_float(static_cast<unsigned>(v >> 32)));
+        } else {
+          while (gx::ld_acquire(cnt + row) < static_cast<unsigned>(nch)) {
+            __nanosleep(ns);
+            ns = min(ns * 2, 256u);
+            if (++polls > (1u << 23)) __trap();
+          }
+          q = gx::ld_relaxed_pair(pairs + (size_t)row * nch + lane);
+        }
+      }
+      const MaxSum all = warp_merge(MaxSum{q.x, q.y});
+      const float sh = shift_of(all.m);
+      const uint4* st = ring + (size_t)((k - D) % S) * CHV;
+      uint4* out = yv + (size_t)u * CHV;
+      if (fexp::fast_ok(sh)) {
+        const fexp::Base bs = fexp::base_of(sh);
+        const float r = bs.fix / all.s;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          float e[V];
+          rows::unpack<T>(st[tid + j * THREADS], e);
+#pragma unroll
+          for (int v = 0; v < V; ++v) e[v] = fexp::exp_base(e[v], bs) * r;
+          rows::st_global_16(out + tid + j * THREADS, rows::pack<T>(e));
+        }
+      } else {
+        const float r = 1.0f / all.s;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          float e[V];
+          rows::unpack<T>(st[tid + j * THREADS], e);
+#pragma unroll
+          for (int v = 0; v < V; ++v) e[v] = exp_shifted(e[v], sh) * r;
+          rows::st_global_16(out + tid + j * THREADS, rows::pack<T>(e));
+        }
+      }
+    }
+  }
+  // The last block out resets the counters (every other block has finished its waits).
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    last = atomicAdd(fin, 1u) == G - 1;
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    if constexpr (SL) {  // every slot back to 0 ("not yet published") for the next launch
+      uint4* z = reinterpret_cast<uint4*>(pairs);
+      for (unsigned i = tid; i < U / 2; i += THREADS) z[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (tid == 0 && (U & 1)) reinterpret_cast<unsigned long long*>(pairs)[U - 1] = 0ull;
+    } else {
+      for (int r = tid; r < M; r += THREADS) cnt[r] = 0u;
+    }
+    if (tid == 0) *fin = 0u;
+  }
+}
+
+}  // namespace probe
