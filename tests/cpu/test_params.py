@@ -217,3 +217,28 @@ def test_a_compiled_module_carries_the_include_folders_the_reader_needs(tmp_path
     assert compiled.include_dirs[0] == str(tmp_path.resolve())
     assert set(parse_signatures(compiled.source, None, compiled.include_dirs)) == set(compiled.kernel_names())
     assert set(compiled.kernel_names()) == {"from_header", "from_main"}
+
+
+def test_a_kernel_built_by_a_macro_is_named_as_such_when_asked_for():
+    """A function-like macro that writes a kernel compiles, but the signature reader never sees it: asking for it
+    says so and how to fix it (session 30 lost a device call to "no __global__ function ... (found: none)"); a
+    template kernel's mangled name and a name that is nowhere get their own messages."""
+    from kernelab.gpu import compile_source, toolchain
+    from kernelab.gpu.module import missing_kernel_error
+
+    if not toolchain.cuda_include_dirs():
+        pytest.skip("NVRTC needs the CUDA headers")
+    src = ('#define KERNEL(name) extern "C" __global__ void name(float* x) { x[0] = 1.0f; }\n'
+           "KERNEL(by_macro)\n"
+           "template <int N> __global__ void templated(float* x) { x[0] = N; }\n"
+           "template __global__ void templated<3>(float*);\n"
+           'extern "C" __global__ void written(float* x) { x[0] = 2.0f; }\n')
+    compiled = compile_source(src, name="macros.cu", arch="sm_90", use_cache=False)
+    sigs = parse_signatures(src)
+    assert set(sigs) == {"written"} and {"by_macro", "written"} <= set(compiled.kernel_names())
+    by_macro = str(missing_kernel_error(compiled, sigs, "by_macro"))
+    assert "is in the compiled module" in by_macro and "function-like macro" in by_macro
+    assert 'extern "C" __global__ void by_macro(...)' in by_macro
+    assert "C++-mangled" in str(missing_kernel_error(compiled, sigs, "templated"))
+    nowhere = str(missing_kernel_error(compiled, sigs, "nowhere"))
+    assert "has no __global__ function 'nowhere'" in nowhere and "found: written" in nowhere

@@ -258,6 +258,27 @@ class Kernel:
         return f"<Kernel {self.name}({sig}) from {self.module.compiled.name} [{self.module.compiled.arch}]>"
 
 
+def missing_kernel_error(compiled: CompiledModule, signatures: dict, name: str) -> KernelabError:
+    """Why `name` cannot be called from `compiled`. kernelab reads a kernel's parameters from the source text
+    (parse_signatures), so a kernel the compiler built from a definition the text does not spell out (a
+    function-like macro that writes it) is in the cubin with no signature: say that, or that the name is there
+    only C++-mangled (not extern "C"), rather than "no such function"."""
+    known = ", ".join(sorted(signatures)) or "none"
+    built = compiled.kernel_names()  # ptxas's per-kernel resource report: what the cubin holds
+    if name in built:
+        return KernelabError(
+            f"{compiled.name}: kernel {name!r} is in the compiled module, but its signature is not in the source "
+            f"text kernelab reads (signatures found: {known}): a kernel defined through a function-like macro "
+            f"compiles but cannot be read. Fix: write its `extern \"C\" __global__ void {name}(...)` line out in "
+            f"the source (the body may still call a template or a macro).")
+    if any(k.startswith(f"_Z{len(name)}{name}") for k in built):
+        return KernelabError(
+            f"{compiled.name}: kernel {name!r} is compiled with a C++-mangled name (signatures found: {known}). "
+            f"Fix: declare it extern \"C\" (a template kernel: launch it through an extern \"C\" wrapper).")
+    return KernelabError(f"{compiled.name} has no __global__ function {name!r} that kernelab can call (found: "
+                         f"{known}). Kernels must be extern \"C\" and not templates.")
+
+
 class Module:
     """A compiled module loaded on the current GPU."""
 
@@ -281,9 +302,7 @@ class Module:
         if name in self._kernels:
             return self._kernels[name]
         if name not in self.signatures:
-            known = ", ".join(sorted(self.signatures)) or "none"
-            raise KernelabError(f"{self.compiled.name} has no __global__ function {name!r} that kernelab can "
-                                f"call (found: {known}). Kernels must be extern \"C\" and not templates.")
+            raise missing_kernel_error(self.compiled, self.signatures, name)
         try:
             k = self._obj.get_kernel(name)
         except Exception as e:
