@@ -179,4 +179,130 @@ __device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restric
   }
 }
 
+// The register form (session 30, written after the four runs; REGS in probe_defer30.py): v6_packed_rows' loads
+// (LDG.128 straight into registers, no ring, no bulk copy, no mbarrier) with the slots' exchange, D = 1. Three
+// register sets rotate: iteration k loads unit k + 1 into one, sweeps unit k in the next (pass A, its pair
+// published) and writes unit k - 1 from the third (pass B), so the loads of unit k + 1 are in flight under both
+// passes. The loop body is unrolled three times so every set is a fixed group of registers. Same order of units,
+// same deadlock argument (pass A waits only for the block's own loads and barrier).
+template <typename T, int THREADS, int K>
+__device__ __forceinline__ void defer_regs(const T* __restrict__ x, T* __restrict__ y, int M, int N,
+                                           float2* __restrict__ pairs, unsigned* __restrict__ fin) {
+  constexpr int V = rows::Traits<T>::V, W = THREADS / 32, CHV = THREADS * K;
+  __shared__ float pm[2][W], ps[2][W];
+  __shared__ unsigned last;
+  const int nch = N / (CHV * V);
+  if (nch * CHV * V != N || nch > 32 || nch < 1) __trap();
+  if (((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15)) __trap();
+  const unsigned U = static_cast<unsigned>(M) * nch, G = gridDim.x, b = blockIdx.x;
+  const int my = b < U ? static_cast<int>((U - 1 - b) / G + 1) : 0;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const uint4* xv = reinterpret_cast<const uint4*>(x);
+  uint4* yv = reinterpret_cast<uint4*>(y);
+  auto load = [&](int k, uint4 (&r)[K]) {
+    const uint4* src = xv + (size_t)(b + static_cast<size_t>(k) * G) * CHV + tid;
+#pragma unroll
+    for (int j = 0; j < K; ++j) r[j] = __ldg(src + j * THREADS);
+  };
+  auto step = [&](int k, uint4 (&ld)[K], const uint4 (&cur)[K], const uint4 (&prev)[K]) {
+    if (k + 1 < my) load(k + 1, ld);
+    if (k < my) {  // pass A, unit k
+      const unsigned u = b + static_cast<unsigned>(k) * G;
+      const float m = fexp::raw_max<T, K>(cur, -INFINITY);
+      const float sh = shift_of(m);
+      float sc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, fix = 1.0f;
+      if (fexp::fast_ok(sh)) {
+        const fexp::Base bs = fexp::base_of(sh);
+        fix = bs.fix;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          float e[V];
+          rows::unpack<T>(cur[j], e);
+#pragma unroll
+          for (int v = 0; v < V; ++v) sc[v & 3] += fexp::exp_base(e[v], bs);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          float e[V];
+          rows::unpack<T>(cur[j], e);
+#pragma unroll
+          for (int v = 0; v < V; ++v) sc[v & 3] += exp_shifted(e[v], sh);
+        }
+      }
+      MaxSum p = warp_merge(MaxSum{m, ((sc[0] + sc[1]) + (sc[2] + sc[3])) * fix});
+      if (lane == 0) {
+        pm[k & 1][warp] = p.m;
+        ps[k & 1][warp] = p.s;
+      }
+      __syncthreads();
+      if (warp == 0) {
+        p = warp_merge(lane < W ? MaxSum{pm[k & 1][lane], ps[k & 1][lane]} : MaxSum{-INFINITY, 0.0f});
+        if (lane == 0) st_slot(pairs + u, p);
+      }
+    }
+    if (k >= 1 && k - 1 < my) {  // pass B, unit k - 1
+      const unsigned u = b + static_cast<unsigned>(k - 1) * G;
+      const unsigned row = u / nch;
+      float2 q = make_float2(-INFINITY, 0.0f);
+      if (lane < nch) {
+        unsigned ns = 32, polls = 0;
+        unsigned long long v;
+        while ((v = ld_slot(pairs + (size_t)row * nch + lane)) == 0ull) {
+          __nanosleep(ns);
+          ns = min(ns * 2, 256u);
+          if (++polls > (1u << 23)) __trap();  // ~2 s: a probe bug faults instead of hanging the device call
+        }
+        q = make_float2(__uint_as_float(static_cast<unsigned>(v)), __uint_as_float(static_cast<unsigned>(v >> 32)));
+      }
+      const MaxSum all = warp_merge(MaxSum{q.x, q.y});
+      const float sh = shift_of(all.m);
+      uint4* out = yv + (size_t)u * CHV + tid;
+      if (fexp::fast_ok(sh)) {
+        const fexp::Base bs = fexp::base_of(sh);
+        const float r = bs.fix / all.s;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          float e[V];
+          rows::unpack<T>(prev[j], e);
+#pragma unroll
+          for (int v = 0; v < V; ++v) e[v] = fexp::exp_base(e[v], bs) * r;
+          rows::st_global_16(out + j * THREADS, rows::pack<T>(e));
+        }
+      } else {
+        const float r = 1.0f / all.s;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          float e[V];
+          rows::unpack<T>(prev[j], e);
+#pragma unroll
+          for (int v = 0; v < V; ++v) e[v] = exp_shifted(e[v], sh) * r;
+          rows::st_global_16(out + j * THREADS, rows::pack<T>(e));
+        }
+      }
+    }
+  };
+  uint4 ra[K], rb[K], rc[K];  // unit j lives in set j % 3: ra, rb, rc
+  if (my > 0) load(0, ra);
+#pragma unroll 1
+  for (int k = 0; k <= my; k += 3) {
+    step(k, rb, ra, rc);
+    if (k + 1 <= my) step(k + 1, rc, rb, ra);
+    if (k + 2 <= my) step(k + 2, ra, rc, rb);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    last = atomicAdd(fin, 1u) == G - 1;
+  }
+  __syncthreads();
+  if (last) {  // every slot back to 0 ("not yet published") for the next launch
+    __threadfence();
+    uint4* z = reinterpret_cast<uint4*>(pairs);
+    for (unsigned i = tid; i < U / 2; i += THREADS) z[i] = make_uint4(0u, 0u, 0u, 0u);
+    if (tid == 0 && (U & 1)) reinterpret_cast<unsigned long long*>(pairs)[U - 1] = 0ull;
+    if (tid == 0) *fin = 0u;
+  }
+}
+
 }  // namespace probe

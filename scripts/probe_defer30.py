@@ -28,10 +28,17 @@ What the probe says: per round (G units, ~17 MB moved) it takes ~4.6 us where th
 neither the exchange's latency (d) nor its fences (slots) nor the prefetch depth (stages) is the difference;
 the per-unit chain (bulk copy, sweep, block barrier, poll, second sweep, stores) of 4 blocks an SM is. v4's
 clusters stay. Not kept: nothing in the library reads this file.
+Written, not run (the device budget was spent; `--regs`): the register form, defer_regs, which takes the ring, the
+bulk copies and the mbarriers out of that chain (v6's LDG.128 into three rotating register sets, unit k + 1 in
+flight under unit k's sweep and unit k - 1's stores; 56-80 registers, no spills on sm_90, 768-1024 threads an SM).
+Predicted: bf16 265-280 us, fp32 525-545: if it does not reach v4's 264 / 520, the staging was not the chain's cost
+either and this direction is closed. Command: `PYTHONPATH=src python3 scripts/probe_defer30.py --regs` (~1 min).
 
 Each config is timed with kernelab's bench protocol (L2 flushed), alternating twice, and checked against
 torch.softmax (relative tolerances; outputs are ~1e-5 here) with the counters or slots back to 0 after the
-launches. Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_defer30.py"""
+launches. Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_defer30.py [--regs] [--dtype=bfloat16] [--once]
+(--regs: the register form only; --once: one round, not two)."""
+import sys
 from pathlib import Path
 
 import torch
@@ -54,15 +61,25 @@ CONFIGS = [("bfloat16", 256, 4, 3, 4, 1, 1, 0), ("bfloat16", 256, 4, 3, 4, 1, 1,
            ("float32", 512, 4, 3, 2, 1, 1, 0), ("float32", 512, 4, 3, 2, 1, 1, 1), ("float32", 256, 4, 4, 3, 1, 2, 1),
            ("float32", 256, 4, 3, 4, 1, 1, 1)]
 
+# `--regs`: the register form (probe_defer30.cu's defer_regs, written after the four runs): (dtype, threads, vectors a
+# thread, blocks an SM (the launch bound)), timed against v4 and copy_ only.
+REGS = [("bfloat16", 512, 2, 2), ("bfloat16", 256, 4, 3), ("bfloat16", 256, 2, 4), ("float32", 512, 4, 1),
+        ("float32", 256, 4, 3)]
+
+
+def regs_name(c) -> str:
+    dt, threads, k, minb = c
+    return f"regs_{'bf16' if dt == 'bfloat16' else 'f32'}_t{threads}_k{k}_b{minb}"
+
 
 def name_of(c) -> str:
     dt, threads, k, s, minb, sl, d, e = c
     return f"defer_{'bf16' if dt == 'bfloat16' else 'f32'}_t{threads}_k{k}_s{s}_b{minb}_sl{sl}_d{d}_e{e}"
 
 
-def source() -> str:
+def source(regs: bool = False) -> str:
     lines = [(HERE / "probe_defer30.cu").read_text()]
-    for c in CONFIGS:
+    for c in CONFIGS if not regs else []:
         dt, threads, k, s, minb, sl, d, e = c
         t = CT[dt]  # written out, not through a macro: kernelab's signature reader sees only literal kernels
         lines.append(f'extern "C" __global__ void __launch_bounds__({threads}, {minb}) {name_of(c)}(const {t}* '
@@ -70,6 +87,13 @@ def source() -> str:
                      f"unsigned* __restrict__ cnt, unsigned* __restrict__ fin) {{ "
                      f"probe::defer_rows<{t}, {threads}, {k}, {s}, {str(bool(sl)).lower()}, {d}, "
                      f"{str(bool(e)).lower()}>(x, y, M, N, pairs, cnt, fin); }}")
+    for c in REGS if regs else []:
+        dt, threads, k, minb = c
+        t = CT[dt]
+        lines.append(f'extern "C" __global__ void __launch_bounds__({threads}, {minb}) {regs_name(c)}(const {t}* '
+                     f"__restrict__ x, {t}* __restrict__ y, int M, int N, float2* __restrict__ pairs, "
+                     f"unsigned* __restrict__ fin) {{ probe::defer_regs<{t}, {threads}, {k}>(x, y, M, N, pairs, fin); "
+                     "}")
     return "\n".join(lines) + "\n"
 
 
@@ -83,11 +107,14 @@ def main() -> None:
     op = discover()["softmax"]
     v4 = op.variant("v4_dispatch")
     defines = sop.bulk_defines(*sop.DISPATCH_BULK)
-    mod = Module(compile_source(source(), name="probe_defer30.cu", arch=default_arch(), defines=defines,
+    regs = "--regs" in sys.argv
+    mod = Module(compile_source(source(regs), name="probe_defer30.cu", arch=default_arch(), defines=defines,
                                 include_dirs=[SOFTMAX_DIR]), defines)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
+    rounds_timed = 1 if "--once" in sys.argv else 2
     m, n = 2048, 131072
-    for dt in ("bfloat16", "float32"):
+    for dt in dtypes:
         case = Case((m, n), dt)
         x = op.make_inputs(case, 0, "cuda")
         y = op.make_outputs(case, x)
@@ -95,7 +122,25 @@ def main() -> None:
         kv4 = load_variant(op, v4).kernel(op.kernel_name(dt))
         out = torch.empty_like(x["x"])
         runs = {"copy_": lambda: out.copy_(x["x"]), "v4": lambda: op.launch(kv4, v4, case, x, y)}
-        for c in CONFIGS:
+        for c in REGS if regs else []:
+            if c[0] != dt:
+                continue
+            _, threads, k, minb = c
+            kern = mod.kernel(regs_name(c))
+            ch = threads * k * 16 // (2 if dt == "bfloat16" else 4)
+            units = m * n // ch
+            per_sm = kern.max_active_blocks_per_sm(threads, 0)
+            rounds = -(-units // (per_sm * sms))
+            grid = -(-units // rounds)
+            r = mod.compiled.resources[regs_name(c)]
+            print(f"{regs_name(c)}: unit {ch} values ({n // ch} a row), {per_sm} blocks an SM, grid {grid} ({rounds} "
+                  f"rounds), {r.registers} registers, {r.spill_stores} spill stores", flush=True)
+            pairs = torch.zeros(units * 2, dtype=torch.float32, device="cuda")
+            fin = torch.zeros(1, dtype=torch.int32, device="cuda")
+            runs[regs_name(c)] = (lambda kern=kern, threads=threads, grid=grid, pairs=pairs, fin=fin:
+                                  kern(x["x"], y["y"], m, n, pairs, fin, grid=grid, block=threads))
+            runs[regs_name(c)].state = (fin, pairs)
+        for c in CONFIGS if not regs else []:
             if c[0] != dt:
                 continue
             _, threads, k, s, minb, sl, d, e = c
@@ -117,7 +162,7 @@ def main() -> None:
             runs[name_of(c)] = (lambda kern=kern, threads=threads, smem=smem, grid=grid, pairs=pairs, cnt=cnt, fin=fin:
                                 kern(x["x"], y["y"], m, n, pairs, cnt, fin, grid=grid, block=threads, shared_mem=smem))
             runs[name_of(c)].state = (cnt, fin, pairs if sl else cnt)
-        for rnd in range(2):
+        for rnd in range(rounds_timed):
             for name, fn in runs.items():
                 y["y"].fill_(float("nan"))
                 us = timed(fn)
