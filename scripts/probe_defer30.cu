@@ -41,6 +41,70 @@ __device__ __forceinline__ unsigned long long ld_slot(const float2* slot) {
   asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(slot) : "memory");
   return v;
 }
+// Wait until `slot` holds a pair (v, if not 0, is a first read the caller issued earlier), then return it.
+__device__ __forceinline__ float2 poll_slot(const float2* slot, unsigned long long v = 0ull) {
+  unsigned ns = 32, polls = 0;
+  while (v == 0ull && (v = ld_slot(slot)) == 0ull) {
+    __nanosleep(ns);
+    ns = min(ns * 2, 256u);
+    if (++polls > (1u << 23)) __trap();  // ~2 s: a probe bug faults instead of hanging the device call
+  }
+  return make_float2(__uint_as_float(static_cast<unsigned>(v)), __uint_as_float(static_cast<unsigned>(v >> 32)));
+}
+
+// Pass B's writes: the thread's K vectors (vec(j): its j-th raw vector of the unit) as exp(x - M) / S of the row's
+// merged pair `all`, into vectors tid, tid + THREADS, ... of `out` (the unit's first vector).
+template <typename T, int THREADS, int K, typename Vec>
+__device__ __forceinline__ void write_unit(MaxSum all, Vec&& vec, uint4* out, int tid) {
+  constexpr int V = rows::Traits<T>::V;
+  const float sh = shift_of(all.m);
+  if (fexp::fast_ok(sh)) {
+    const fexp::Base bs = fexp::base_of(sh);
+    const float r = bs.fix / all.s;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      float e[V];
+      rows::unpack<T>(vec(j), e);
+#pragma unroll
+      for (int v = 0; v < V; ++v) e[v] = fexp::exp_base(e[v], bs) * r;
+      rows::st_global_16(out + tid + j * THREADS, rows::pack<T>(e));
+    }
+  } else {
+    const float r = 1.0f / all.s;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      float e[V];
+      rows::unpack<T>(vec(j), e);
+#pragma unroll
+      for (int v = 0; v < V; ++v) e[v] = exp_shifted(e[v], sh) * r;
+      rows::st_global_16(out + tid + j * THREADS, rows::pack<T>(e));
+    }
+  }
+}
+
+// The last block out (fin counts them) puts the U pair slots (or, without slots, the M row counters) and fin back
+// to 0 for the next launch: every other block has finished its waits. Every thread of every block, once.
+template <int THREADS, bool SL>
+__device__ __forceinline__ void last_out_resets(float2* pairs, unsigned U, unsigned* cnt, int M, unsigned* fin,
+                                                unsigned& last, int tid) {
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    last = atomicAdd(fin, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    if constexpr (SL) {  // every slot back to 0 ("not yet published")
+      uint4* z = reinterpret_cast<uint4*>(pairs);
+      for (unsigned i = tid; i < U / 2; i += THREADS) z[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (tid == 0 && (U & 1)) reinterpret_cast<unsigned long long*>(pairs)[U - 1] = 0ull;
+    } else {
+      for (int r = tid; r < M; r += THREADS) cnt[r] = 0u;
+    }
+    if (tid == 0) *fin = 0u;
+  }
+}
 
 template <typename T, int THREADS, int K, int S, bool SL = DF_SLOTS, int D = 1, bool EARLY = false>
 __device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
@@ -113,16 +177,10 @@ __device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restric
       const unsigned row = u / nch;
       float2 q = make_float2(-INFINITY, 0.0f);
       if (lane < nch) {
-        unsigned ns = 32, polls = 0;
         if constexpr (SL) {
-          unsigned long long v = early;
-          while (v == 0ull && (v = ld_slot(pairs + (size_t)row * nch + lane)) == 0ull) {
-            __nanosleep(ns);
-            ns = min(ns * 2, 256u);
-            if (++polls > (1u << 23)) __trap();  // ~2 s: a probe bug faults instead of hanging the device call
-          }
-          q = make_float2(__uint_as_float(static_cast<unsigned>(v)), __uint_as_float(static_cast<unsigned>(v >> 32)));
+          q = poll_slot(pairs + (size_t)row * nch + lane, early);
         } else {
+          unsigned ns = 32, polls = 0;
           while (gx::ld_acquire(cnt + row) < static_cast<unsigned>(nch)) {
             __nanosleep(ns);
             ns = min(ns * 2, 256u);
@@ -131,52 +189,12 @@ __device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restric
           q = gx::ld_relaxed_pair(pairs + (size_t)row * nch + lane);
         }
       }
-      const MaxSum all = warp_merge(MaxSum{q.x, q.y});
-      const float sh = shift_of(all.m);
       const uint4* st = ring + (size_t)((k - D) % S) * CHV;
-      uint4* out = yv + (size_t)u * CHV;
-      if (fexp::fast_ok(sh)) {
-        const fexp::Base bs = fexp::base_of(sh);
-        const float r = bs.fix / all.s;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-          float e[V];
-          rows::unpack<T>(st[tid + j * THREADS], e);
-#pragma unroll
-          for (int v = 0; v < V; ++v) e[v] = fexp::exp_base(e[v], bs) * r;
-          rows::st_global_16(out + tid + j * THREADS, rows::pack<T>(e));
-        }
-      } else {
-        const float r = 1.0f / all.s;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-          float e[V];
-          rows::unpack<T>(st[tid + j * THREADS], e);
-#pragma unroll
-          for (int v = 0; v < V; ++v) e[v] = exp_shifted(e[v], sh) * r;
-          rows::st_global_16(out + tid + j * THREADS, rows::pack<T>(e));
-        }
-      }
+      write_unit<T, THREADS, K>(warp_merge(MaxSum{q.x, q.y}), [&](int j) { return st[tid + j * THREADS]; },
+                                yv + (size_t)u * CHV, tid);
     }
   }
-  // The last block out resets the counters (every other block has finished its waits).
-  __syncthreads();
-  if (tid == 0) {
-    __threadfence();
-    last = atomicAdd(fin, 1u) == G - 1;
-  }
-  __syncthreads();
-  if (last) {
-    __threadfence();
-    if constexpr (SL) {  // every slot back to 0 ("not yet published") for the next launch
-      uint4* z = reinterpret_cast<uint4*>(pairs);
-      for (unsigned i = tid; i < U / 2; i += THREADS) z[i] = make_uint4(0u, 0u, 0u, 0u);
-      if (tid == 0 && (U & 1)) reinterpret_cast<unsigned long long*>(pairs)[U - 1] = 0ull;
-    } else {
-      for (int r = tid; r < M; r += THREADS) cnt[r] = 0u;
-    }
-    if (tid == 0) *fin = 0u;
-  }
+  last_out_resets<THREADS, SL>(pairs, U, cnt, M, fin, last, tid);
 }
 
 // The register form (session 30, written after the four runs; REGS in probe_defer30.py): v6_packed_rows' loads
@@ -245,41 +263,9 @@ __device__ __forceinline__ void defer_regs(const T* __restrict__ x, T* __restric
       const unsigned u = b + static_cast<unsigned>(k - 1) * G;
       const unsigned row = u / nch;
       float2 q = make_float2(-INFINITY, 0.0f);
-      if (lane < nch) {
-        unsigned ns = 32, polls = 0;
-        unsigned long long v;
-        while ((v = ld_slot(pairs + (size_t)row * nch + lane)) == 0ull) {
-          __nanosleep(ns);
-          ns = min(ns * 2, 256u);
-          if (++polls > (1u << 23)) __trap();  // ~2 s: a probe bug faults instead of hanging the device call
-        }
-        q = make_float2(__uint_as_float(static_cast<unsigned>(v)), __uint_as_float(static_cast<unsigned>(v >> 32)));
-      }
-      const MaxSum all = warp_merge(MaxSum{q.x, q.y});
-      const float sh = shift_of(all.m);
-      uint4* out = yv + (size_t)u * CHV + tid;
-      if (fexp::fast_ok(sh)) {
-        const fexp::Base bs = fexp::base_of(sh);
-        const float r = bs.fix / all.s;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-          float e[V];
-          rows::unpack<T>(prev[j], e);
-#pragma unroll
-          for (int v = 0; v < V; ++v) e[v] = fexp::exp_base(e[v], bs) * r;
-          rows::st_global_16(out + j * THREADS, rows::pack<T>(e));
-        }
-      } else {
-        const float r = 1.0f / all.s;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-          float e[V];
-          rows::unpack<T>(prev[j], e);
-#pragma unroll
-          for (int v = 0; v < V; ++v) e[v] = exp_shifted(e[v], sh) * r;
-          rows::st_global_16(out + j * THREADS, rows::pack<T>(e));
-        }
-      }
+      if (lane < nch) q = poll_slot(pairs + (size_t)row * nch + lane);
+      write_unit<T, THREADS, K>(warp_merge(MaxSum{q.x, q.y}), [&](int j) { return prev[j]; }, yv + (size_t)u * CHV,
+                                tid);
     }
   };
   uint4 ra[K], rb[K], rc[K];  // unit j lives in set j % 3: ra, rb, rc
@@ -290,19 +276,7 @@ __device__ __forceinline__ void defer_regs(const T* __restrict__ x, T* __restric
     if (k + 1 <= my) step(k + 1, rc, rb, ra);
     if (k + 2 <= my) step(k + 2, ra, rc, rb);
   }
-  __syncthreads();
-  if (tid == 0) {
-    __threadfence();
-    last = atomicAdd(fin, 1u) == G - 1;
-  }
-  __syncthreads();
-  if (last) {  // every slot back to 0 ("not yet published") for the next launch
-    __threadfence();
-    uint4* z = reinterpret_cast<uint4*>(pairs);
-    for (unsigned i = tid; i < U / 2; i += THREADS) z[i] = make_uint4(0u, 0u, 0u, 0u);
-    if (tid == 0 && (U & 1)) reinterpret_cast<unsigned long long*>(pairs)[U - 1] = 0ull;
-    if (tid == 0) *fin = 0u;
-  }
+  last_out_resets<THREADS, true>(pairs, U, nullptr, M, fin, last, tid);
 }
 
 }  // namespace probe
