@@ -1,0 +1,100 @@
+"""Session 31 probe: is softmax's gap to a copy at 2048 x 131072 a per-row cost or a fixed one (the pipeline's fill
+and the last rows' tail)?
+
+Why: v4 runs 2048 rows of 131072 on a few dozen persistent clusters (bf16: v12's clusters of 8 x 256 threads, three
+an SM's worth, ~45 clusters; fp32: t128's clusters of 16 x 128), each taking rows from a counter with a two- or
+three-stage ring. 2048 / 45 = 45.5 rows a cluster, so the last rows run while up to half the clusters have nothing
+left, and the first row of each cluster is read before any y is written. Either costs a fixed ~half a row-time
+(~3 us) each, independent of M; a copy (the driver's memcpy) has neither. The gap to 0.97x is 2.5 us (bf16) and
+5 us (fp32): if T(M) = a + b M with b at the copy's per-row rate and a ~10 us above the copy's, the gap is the
+fill and the tail, and what to change is the last rows' split, not the rows' inner loop (sessions 12-30 worked on
+that).
+
+What it does: times v4_dispatch and copy_ at M x 131072 for several M (bench protocol, L2 flushed, alternating
+twice), fits T = a + b M over M >= 512 for each, and prints a, b and the ratio of b's (the marginal rate against a
+copy's), plus T at M just below, at and above a multiple of the clusters in flight (a staircase there means the
+rounds are in step). The launched kernel and its grid (clusters) are printed per dtype.
+
+Predicted: b ratio (copy / v4) 0.975-0.99, a_v4 - a_copy 4-8 us (bf16) / 5-12 us (fp32); if the b ratio is ~0.96
+(what T(2048) gives), the gap is per row and this lead is closed.
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_rows31.py [--dtype=bfloat16] [--once]"""
+import sys
+
+import torch
+
+from kernelab.gpu import last_launched_kernel
+from kernelab.ops import discover, load_variant
+from kernelab.ops.base import Case
+from kernelab.ops.softmax import op as sop
+
+N = 131072
+ROWS = (256, 512, 1024, 1536, 2048)
+
+
+def timed(fn) -> float:
+    from kernelab.bench import bench
+
+    return bench(fn, mode="cold", target_rel=0.01, max_wall_s=1.0, name="probe").median_s * 1e6
+
+
+def fit(points: dict[int, list[float]]) -> tuple[float, float]:
+    """Least squares T = a + b M over M >= 512 (each M's median of its samples)."""
+    ms = [m for m in points if m >= 512]
+    ts = [sorted(points[m])[len(points[m]) // 2] for m in ms]
+    mx, mt = sum(ms) / len(ms), sum(ts) / len(ts)
+    b = sum((m - mx) * (t - mt) for m, t in zip(ms, ts)) / sum((m - mx) ** 2 for m in ms)
+    return mt - b * mx, b
+
+
+def main() -> None:
+    op = discover()["softmax"]
+    v4 = op.variant("v4_dispatch")
+    dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
+    rounds_timed = 1 if "--once" in sys.argv else 2
+    for dt in dtypes:
+        mod = load_variant(op, v4)
+        kv4 = mod.kernel(op.kernel_name(dt))
+        # The clusters in flight, from the launch's own plan (one row a cluster at a time).
+        big = Case((1 << 20, N), dt)
+        p = op.plan(v4, N, sop.rows.arch_cc(kv4), dt)
+        xs = op.make_inputs(Case((8, N), dt), 0, "cuda")
+        op.launch(kv4, v4, Case((8, N), dt), xs, op.make_outputs(Case((8, N), dt), xs))
+        torch.cuda.synchronize()
+        name = last_launched_kernel()
+        grid = sop.persistent_grid(kv4.module.kernel(name), p, big.shape[0]) if p.persistent else None
+        print(f"{dt}: v4 launches {name}, block {p.block}, cluster {p.cluster}, grid {grid} (clusters in flight)",
+              flush=True)
+        rows = list(ROWS)
+        if grid:  # just below, at and above a multiple of the clusters in flight near 2048
+            k = 2048 // grid
+            rows += [grid * k - 1, grid * k, grid * k + 1, grid * (k + 1)]
+        rows = sorted(set(rows))
+        cases = {m: Case((m, N), dt) for m in rows}
+        data = {}
+        for m, case in cases.items():
+            x = op.make_inputs(case, 0, "cuda")
+            data[m] = (x, op.make_outputs(case, x), torch.empty_like(x["x"]))
+        samples = {"v4": {m: [] for m in rows}, "copy_": {m: [] for m in rows}}
+        for rnd in range(rounds_timed):
+            for m in rows:
+                x, y, out = data[m]
+                t_copy = timed(lambda: out.copy_(x["x"]))
+                t_v4 = timed(lambda: op.launch(kv4, v4, cases[m], x, y))
+                samples["copy_"][m].append(t_copy)
+                samples["v4"][m].append(t_v4)
+                print(f"{dt} round {rnd} M {m:5d}  copy_ {t_copy:7.1f} us  v4 {t_v4:7.1f} us  "
+                      f"ratio {t_copy / t_v4:.4f}  v4 a row {t_v4 / m * 1e3:7.1f} ns", flush=True)
+        x, y, _ = data[2048]
+        ok = torch.allclose(y["y"].float(), torch.softmax(x["x"].float(), -1),
+                            rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
+        print(f"{dt}: v4's output at 2048 rows {'ok' if ok else 'WRONG'}", flush=True)
+        a_c, b_c = fit(samples["copy_"])
+        a_v, b_v = fit(samples["v4"])
+        print(f"{dt} fit over M >= 512: copy_ a {a_c:6.2f} us b {b_c * 1e3:7.2f} ns/row; v4 a {a_v:6.2f} us "
+              f"b {b_v * 1e3:7.2f} ns/row; marginal ratio (b_copy / b_v4) {b_c / b_v:.4f}; "
+              f"a_v4 - a_copy {a_v - a_c:5.2f} us", flush=True)
+
+
+if __name__ == "__main__":
+    main()
