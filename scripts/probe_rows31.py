@@ -18,12 +18,18 @@ rounds are in step). The launched kernel and its grid (clusters) are printed per
 Predicted: b ratio (copy / v4) 0.975-0.99, a_v4 - a_copy 4-8 us (bf16) / 5-12 us (fp32); if the b ratio is ~0.96
 (what T(2048) gives), the gap is per row and this lead is closed.
 
-Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_rows31.py [--dtype=bfloat16] [--once]"""
+`--handout`: v4 built with each SB_HANDOUT (staged_rows.cuh: 0 as shipped; 1 the first S + 1 rows handed out
+without atomics and the clusters counted in the counter's own word, no fence; 2 the word alone) at M = 512, 1024 and
+2048, alternating with copy_ three times, each build checked at 2048 rows and at small M (fewer rows than clusters,
+a row or two a cluster) with the counters back to 0 after every launch. Predicted: SB_HANDOUT 1 takes 1-3 us off a
+(the first copies issued ~1-2 us sooner, the last cluster's fence gone), 2 about half of that.
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_rows31.py [--dtype=bfloat16] [--once] [--handout]"""
 import sys
 
 import torch
 
-from kernelab.gpu import last_launched_kernel
+from kernelab.gpu import Module, compile_file, default_arch, last_launched_kernel
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
 from kernelab.ops.softmax import op as sop
@@ -96,5 +102,55 @@ def main() -> None:
               f"a_v4 - a_copy {a_v - a_c:5.2f} us", flush=True)
 
 
+def handout() -> None:
+    op = discover()["softmax"]
+    v4 = op.variant("v4_dispatch")
+    dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
+    builds = {}
+    for h in (0, 1, 2):
+        d = {**op.defines(v4), "SB_HANDOUT": h}
+        builds[f"h{h}"] = Module(compile_file(v4.path, arch=default_arch(), defines=d), d)
+    rows = (512, 1024, 2048)
+    for dt in dtypes:
+        kern = {b: mod.kernel(op.kernel_name(dt)) for b, mod in builds.items()}
+        # Correctness first: small M (fewer rows than clusters; one or two a cluster) and 2048, counters after each.
+        for b, k in kern.items():
+            bad = []
+            for m in (1, 7, 29, 31, 45, 61, 2048):
+                case = Case((m, N), dt)
+                x = op.make_inputs(case, m, "cuda")
+                y = op.make_outputs(case, x)
+                for _ in range(2):  # the second launch runs on the counters the first left
+                    y["y"].fill_(float("nan"))
+                    op.launch(k, v4, case, x, y)
+                    torch.cuda.synchronize()
+                    ok = torch.allclose(y["y"].float(), torch.softmax(x["x"].float(), -1),
+                                        rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
+                    work = sop.dynamic_work(x["x"].device)
+                    if not ok or work.any().item():
+                        bad.append(f"M {m}: {'ok' if ok else 'WRONG'}, counters {work[:4].tolist()}")
+            print(f"{dt} {b} ({last_launched_kernel()}): {'all ok' if not bad else '; '.join(bad)}", flush=True)
+        data = {}
+        for m in rows:
+            case = Case((m, N), dt)
+            x = op.make_inputs(case, 0, "cuda")
+            data[m] = (case, x, op.make_outputs(case, x), torch.empty_like(x["x"]))
+        samples = {b: {m: [] for m in rows} for b in ["copy_", *kern]}
+        for rnd in range(3):
+            for m in rows:
+                case, x, y, out = data[m]
+                t = {"copy_": timed(lambda: out.copy_(x["x"]))}
+                for b, k in kern.items():
+                    t[b] = timed(lambda k=k: op.launch(k, v4, case, x, y))
+                for b, us in t.items():
+                    samples[b][m].append(us)
+                print(f"{dt} round {rnd} M {m:5d}  " + "  ".join(f"{b} {us:7.1f}" for b, us in t.items())
+                      + "  ratios " + " ".join(f"{b} {t['copy_'] / t[b]:.4f}" for b in kern), flush=True)
+        for b in samples:
+            a, bb = fit(samples[b])
+            med = sorted(samples[b][2048])[1]
+            print(f"{dt} {b:6s} fit a {a:6.2f} us b {bb * 1e3:7.2f} ns/row; at 2048 median {med:7.1f} us", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    handout() if "--handout" in sys.argv else main()

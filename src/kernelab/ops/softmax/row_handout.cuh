@@ -58,6 +58,36 @@ struct StopTaker {
   }
 };
 
+// v12's handout with SB_HANDOUT (staged_rows.cuh, session 31): work[0] (rows taken) and work[1] (clusters done
+// taking) read as one 8-byte word, so a claim (+1) and a cluster's "done" (+2^32) are atomics on one location:
+// each leader's claims precede its own "done" in that location's order (same thread, same address), so the leader
+// whose "done" finds clusters - 1 before it knows every claim of the launch has landed, with no fence (finish above
+// fences: its two atomics are on two addresses). A cluster is done at its first claim at or past M (it never
+// claims again: rows are taken in increasing order) or at once if its first row is already past M; the "done"
+// add is issued there and its value read only at exit, so no warp waits on it in the loop. `base`: rows below it
+// were handed out without the counter (cluster q took q, q + G, ... q + S G: the static head), so a claim c is
+// row base + c. work must be 8-byte aligned (StreamCounters' slots are: 2 x 4 bytes each).
+struct WordTaker {
+  unsigned long long* word;  // &work[0]
+  unsigned M, base;
+  bool taking = true;
+  unsigned long long done_old = 0ull;  // the "done" add's old value (read at exit)
+  // The claim itself (its value is waited for where the row is handed: after the row's merge).
+  __device__ __forceinline__ unsigned long long claim() const { return taking ? atomicAdd(word, 1ull) : 0ull; }
+  __device__ __forceinline__ unsigned row_of(unsigned long long c) const { return taking ? base + (unsigned)c : M; }
+  // After handing row r: the first r >= M makes this cluster done.
+  __device__ __forceinline__ void after(unsigned r) {
+    if (taking && r >= M) {
+      taking = false;
+      done_old = atomicAdd(word, 1ull << 32);
+    }
+  }
+  // At exit: the last cluster done puts the word (both counters) back to 0.
+  __device__ __forceinline__ void finish(unsigned clusters) const {
+    if ((unsigned)(done_old >> 32) == clusters - 1) *word = 0ull;
+  }
+};
+
 // The leader, at exit: counts its cluster finished; the last of `clusters` clusters to finish puts both
 // counters back to 0. `clusters` counts every cluster that takes rows from `work`: the grid's own
 // (gridDim.x / C, the overload below), or those of two grids sharing one counter (v14_split_grid).

@@ -70,6 +70,19 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #define SB_FAST_EXP 1
 #endif
 
+// SB_HANDOUT (session 31; v12's row handout, dynamic_rows): 0 builds it as measured before (each leader takes its
+// first S + 1 rows by S + 1 serial atomics before its first bulk copy can be issued, and the last cluster out fences
+// and counts itself at exit); 1 hands the first S + 1 rows out statically (cluster q takes q, q + G, .., q + S G: no
+// atomic before the first copy) and counts clusters in the counter's own word (row_handout.cuh's WordTaker: no
+// fence, the "done" count issued at the cluster's last claim, not at exit); 2 the word alone (the first rows still
+// by atomics). Why: scripts/probe_rows31.py (session 31) fits v4's time at M x 131072 as a + b M: b is 0.984x
+// (bf16) / 0.975x (fp32) a copy's per-row time, a is ~7.8 / ~5.8 us above the copy's, and at 2048 rows that fixed
+// part is most of the gap to 0.97x. v14's grids (clusters != 0) keep the atomics (their side grid shares the counter).
+#ifndef SB_HANDOUT
+#define SB_HANDOUT 0
+#endif
+static_assert(SB_HANDOUT >= 0 && SB_HANDOUT <= 2, "SB_HANDOUT: 0 (as before), 1 (static head + word), 2 (word)");
+
 // The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
 // 256-thread blocks an SM wherever the ring leaves room, which needs <= 128 registers a thread. ptxas
 // for sm_90 stays within 128 by itself, and there the bound stays the header's SB_BLOCKS_PER_SM: a cap
@@ -432,9 +445,29 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
 #pragma unroll 1
     for (int j = 0; j < S; ++j) handed.arm(j);
   }
+  // SB_HANDOUT's word (v12 alone: v14's side grid takes from the same counter with 4-byte atomics).
+  const bool word = SB_HANDOUT != 0 && clusters == 0u;
+  const unsigned G = gridDim.x / C;  // this grid's clusters
+  handout::WordTaker taker{reinterpret_cast<unsigned long long*>(work), static_cast<unsigned>(M),
+                           SB_HANDOUT == 1 ? static_cast<unsigned>(S + 1) * G : 0u};
   if (leader) {
+    if (word && (reinterpret_cast<unsigned long long>(work) & 7)) __trap();  // the word needs 8-byte alignment
+    if (word && SB_HANDOUT == 1) {
+      const unsigned q = blockIdx.x / C;  // the cluster's index (1-D clusters: C consecutive blocks)
 #pragma unroll 1
-    for (int j = 0; j <= S; ++j) handed.hand(j, atomicAdd(&work[0], 1u));
+      for (int j = 0; j <= S; ++j) handed.hand(j, static_cast<unsigned>(j) * G + q);
+      taker.after(q);  // done at once if even its first row is past M (it will never claim)
+    } else if (word) {
+#pragma unroll 1
+      for (int j = 0; j <= S; ++j) {
+        const unsigned r = taker.row_of(taker.claim());
+        handed.hand(j, r);
+        taker.after(r);
+      }
+    } else {
+#pragma unroll 1
+      for (int j = 0; j <= S; ++j) handed.hand(j, atomicAdd(&work[0], 1u));
+    }
   }
   if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
   if (tid == 0) {
@@ -453,11 +486,18 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     if (r >= (unsigned)M) break;
     // Row i + S + 1 for the leader to hand out after the merge: the atomic's round trip (~1 us)
     // runs under the row's sweep instead of stalling warp 0 before it.
-    const unsigned next = leader ? atomicAdd(&work[0], 1u) : 0u;
+    const unsigned next = leader && !word ? atomicAdd(&work[0], 1u) : 0u;
+    const unsigned long long claimed = leader && word ? taker.claim() : 0ull;
     const int st = i % S;
     one_row<T, C, Exchange::cluster, E, THREADS, S, FULL>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s,
                                                           pairs, xbar, nullptr, nullptr, 0, [&] {
-      if (leader) handed.hand(i + S + 1, next);
+      if (leader && word) {
+        const unsigned rn = taker.row_of(claimed);
+        handed.hand(i + S + 1, rn);
+        taker.after(rn);
+      } else if (leader) {
+        handed.hand(i + S + 1, next);
+      }
       if (tid == 0) {
         const unsigned rn = handed.index_of(i + S);
         if (rn < (unsigned)M) stage_share<T, C>(ring, x, (int)rn, N, rank, st, stage_vecs, full);
@@ -472,7 +512,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     }
   }
   if (leader) {
-    if (clusters) {
+    if (word) {
+      taker.finish(G);
+    } else if (clusters) {
       handout::finish_of(work, clusters);
     } else {
       handout::finish<C>(work);
