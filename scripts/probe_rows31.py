@@ -36,6 +36,7 @@ from kernelab.ops.softmax import op as sop
 
 N = 131072
 ROWS = (256, 512, 1024, 1536, 2048)
+SMALL = (1, 1, 2, 3, 4, 8, 16)  # `--small`: rows in multiples of the clusters in flight (1: one row, the first entry)
 
 
 def timed(fn) -> float:
@@ -45,8 +46,8 @@ def timed(fn) -> float:
 
 
 def fit(points: dict[int, list[float]]) -> tuple[float, float]:
-    """Least squares T = a + b M over M >= 512 (each M's median of its samples)."""
-    ms = [m for m in points if m >= 512]
+    """Least squares T = a + b M over M >= 512 (`--small`: M > 1), each M's median of its samples."""
+    ms = [m for m in points if (m > 1 if "--small" in sys.argv else m >= 512)]
     ts = [sorted(points[m])[len(points[m]) // 2] for m in ms]
     mx, mt = sum(ms) / len(ms), sum(ts) / len(ts)
     b = sum((m - mx) * (t - mt) for m, t in zip(ms, ts)) / sum((m - mx) ** 2 for m in ms)
@@ -72,7 +73,9 @@ def main() -> None:
         print(f"{dt}: v4 launches {name}, block {p.block}, cluster {p.cluster}, grid {grid} (clusters in flight)",
               flush=True)
         rows = list(ROWS)
-        if grid:  # just below, at and above a multiple of the clusters in flight near 2048
+        if "--small" in sys.argv:  # one row, then 1-16 rows a cluster: rounds in step, no tail imbalance
+            rows = [1] + [grid * k for k in SMALL[1:]]
+        elif grid:  # just below, at and above a multiple of the clusters in flight near 2048
             k = 2048 // grid
             rows += [grid * k - 1, grid * k, grid * k + 1, grid * (k + 1)]
         rows = sorted(set(rows))
@@ -91,10 +94,10 @@ def main() -> None:
                 samples["v4"][m].append(t_v4)
                 print(f"{dt} round {rnd} M {m:5d}  copy_ {t_copy:7.1f} us  v4 {t_v4:7.1f} us  "
                       f"ratio {t_copy / t_v4:.4f}  v4 a row {t_v4 / m * 1e3:7.1f} ns", flush=True)
-        x, y, _ = data[2048]
+        x, y, _ = data[max(rows)]
         ok = torch.allclose(y["y"].float(), torch.softmax(x["x"].float(), -1),
                             rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
-        print(f"{dt}: v4's output at 2048 rows {'ok' if ok else 'WRONG'}", flush=True)
+        print(f"{dt}: v4's output at {max(rows)} rows {'ok' if ok else 'WRONG'}", flush=True)
         a_c, b_c = fit(samples["copy_"])
         a_v, b_v = fit(samples["v4"])
         print(f"{dt} fit over M >= 512: copy_ a {a_c:6.2f} us b {b_c * 1e3:7.2f} ns/row; v4 a {a_v:6.2f} us "
