@@ -78,6 +78,11 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 // by atomics). Why: scripts/probe_rows31.py (session 31) fits v4's time at M x 131072 as a + b M: b is 0.984x
 // (bf16) / 0.975x (fp32) a copy's per-row time, a is ~7.8 / ~5.8 us above the copy's, and at 2048 rows that fixed
 // part is most of the gap to 0.97x. v14's grids (clusters != 0) keep the atomics (their side grid shares the counter).
+// Predicted: 1-3 us off a for 1, about half of that for 2. Measured (H200, probe_rows31 --handout, v4 built three ways,
+// alternating with copy_ three times at M = 512 / 1024 / 2048, docs/runs/2026-12-03-h200-probe_rows31_handout.log):
+// no gain. a stays (bf16 7.24 / 7.59 / 7.62 us for 0 / 1 / 2, fp32 6.86 / 7.03 / 8.31); at 2048 rows bf16 263.2 /
+// 262.1 / 262.6 us (-0.4% for 1, inside the rounds' spread), fp32 519.7 / 520.2 / 522.8. So the first rows' atomics
+// and the last cluster's fence are not the fixed part; 0 stays the default (every instance's SASS is unchanged).
 #ifndef SB_HANDOUT
 #define SB_HANDOUT 0
 #endif
