@@ -24,7 +24,18 @@ without atomics and the clusters counted in the counter's own word, no fence; 2 
 a row or two a cluster) with the counters back to 0 after every launch. Predicted: SB_HANDOUT 1 takes 1-3 us off a
 (the first copies issued ~1-2 us sooner, the last cluster's fence gone), 2 about half of that.
 
-Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_rows31.py [--dtype=bfloat16] [--once] [--handout]"""
+`--small`: one row, then 1-16 rows a cluster (rounds in step). Measured: bf16 T(1) 9.9 us against copy_'s 4.0, and
+each round of 30 rows ~3.7 us past T(30) = 12.7: the fixed part is one row's chain (load, sweep, exchange, stores)
+past what the last reads overlap, not a handout or launch cost.
+
+`--plans`: v4 with each of its wide-row entries forced (`@dispatch_only dynamic | dynamic_e32 | dynamic_t128`)
+against v4 as shipped at M = 30 (one row a cluster: the chain) and 2048, alternating three times. Why: a share of 32
+values a thread (e32: clusters of 16 x 256) halves each thread's sweep and stores, so the last row's chain (the
+drain) should shorten, if the rows' rate holds (e32 bf16 ran 315 us in session 7, before SB_FAST_EXP and
+SB_WARP_XCHG).
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_rows31.py [--dtype=bfloat16] [--once] [--handout | --small |
+--plans]"""
 import sys
 
 import torch
@@ -155,5 +166,47 @@ def handout() -> None:
             print(f"{dt} {b:6s} fit a {a:6.2f} us b {bb * 1e3:7.2f} ns/row; at 2048 median {med:7.1f} us", flush=True)
 
 
+def plans() -> None:
+    import dataclasses
+
+    op = discover()["softmax"]
+    v4 = op.variant("v4_dispatch")
+    dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
+    cands = {"v4": v4, **{e: dataclasses.replace(v4, meta={**v4.meta, "dispatch_only": e})
+                          for e in ("dynamic", "dynamic_e32", "dynamic_t128")}}
+    for dt in dtypes:
+        kern = {}
+        for c, v in cands.items():
+            try:
+                kern[c] = load_variant(op, v).kernel(op.kernel_name(dt))
+            except Exception as e:  # an entry that cannot take this dtype's rows: say so, time the rest
+                print(f"{dt} {c}: not built ({type(e).__name__}: {str(e)[:200]})", flush=True)
+        data = {}
+        for m in (30, 2048):
+            case = Case((m, N), dt)
+            x = op.make_inputs(case, 0, "cuda")
+            data[m] = (case, x, op.make_outputs(case, x), torch.empty_like(x["x"]))
+        for c, k in list(kern.items()):
+            case, x, y, _ = data[2048]
+            y["y"].fill_(float("nan"))
+            try:
+                op.launch(k, cands[c], case, x, y)
+                torch.cuda.synchronize()
+            except Exception as e:
+                print(f"{dt} {c}: launch failed ({type(e).__name__}: {str(e)[:200]})", flush=True)
+                del kern[c]
+                continue
+            ok = torch.allclose(y["y"].float(), torch.softmax(x["x"].float(), -1),
+                                rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
+            print(f"{dt} {c}: launches {last_launched_kernel()}, {'ok' if ok else 'WRONG'}", flush=True)
+        for rnd in range(3):
+            for m, (case, x, y, out) in data.items():
+                t = {"copy_": timed(lambda: out.copy_(x["x"]))}
+                for c, k in kern.items():
+                    t[c] = timed(lambda k=k, c=c: op.launch(k, cands[c], case, x, y))
+                print(f"{dt} round {rnd} M {m:5d}  " + "  ".join(f"{c} {us:7.1f}" for c, us in t.items())
+                      + "  x copy " + " ".join(f"{c} {t['copy_'] / t[c]:.4f}" for c in kern), flush=True)
+
+
 if __name__ == "__main__":
-    handout() if "--handout" in sys.argv else main()
+    handout() if "--handout" in sys.argv else plans() if "--plans" in sys.argv else main()
