@@ -32,7 +32,11 @@ past what the last reads overlap, not a handout or launch cost.
 against v4 as shipped at M = 30 (one row a cluster: the chain) and 2048, alternating three times. Why: a share of 32
 values a thread (e32: clusters of 16 x 256) halves each thread's sweep and stores, so the last row's chain (the
 drain) should shorten, if the rows' rate holds (e32 bf16 ran 315 us in session 7, before SB_FAST_EXP and
-SB_WARP_XCHG).
+SB_WARP_XCHG). Measured (docs/runs/2026-12-03-h200-probe_rows31_plans.log, us): bf16 M = 30 v4 12.7, e32 14.0, t128
+15.8-15.9; M = 2048 v4 265.5-266.1, e32 295.3-295.9, t128 266.0-266.9 (copy_ 255.8-256.1); fp32 M = 30 v4 (t128
+`_full`) 18.4-18.5, dynamic (clusters of 8) 16.6, e32 18.0; M = 2048 v4 523.1-524.7, dynamic 537.7-539.2, e32
+530.6-530.9. Wrong: a smaller share lengthens the one-row chain (more blocks in the exchange), and the shortest
+chain (fp32 in clusters of 8) has the slowest rows. v4's picks stand.
 
 Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_rows31.py [--dtype=bfloat16] [--once] [--handout | --small |
 --plans]"""
