@@ -8,6 +8,11 @@ no cluster, one block), beside copy_ of one 256 KiB row and of 4 bytes.
 
 Predicted: the cluster launch with the ring costs 1-2 us over a plain empty launch; if it is 4 us or more, most of
 v4's fixed part (a_v4 - a_copy ~6-8 us) is the launch, which no kernel change removes.
+Measured (docs/runs/2026-12-03-h200-probe_launch31.log, twice, identical to 0.01 us): empty 1 x 32 2.91 us, 240 x 256
+2.94, with the 64 KiB ring 2.91, in clusters of 8 3.07, v4 bf16's whole configuration 3.07, v4 fp32's 3.07; copy_ of
+4 bytes 3.42, of the 256 KiB row 3.78. The cluster launch costs 0.15 us, the ring nothing: the launch is not the
+fixed part (predicted 1-2 us: wrong, it is a tenth of that). v4's one row (9.9 us) spends ~6 us past an empty
+launch of its shape inside the kernel: the row's chain.
 
 Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_launch31.py"""
 import torch
