@@ -106,6 +106,22 @@ __device__ __forceinline__ void last_out_resets(float2* pairs, unsigned U, unsig
   }
 }
 
+// Both forms' unit geometry (the header's): nch units a row (traps on rows the probe does not take), U units in
+// all, and how many of them block b takes (b, b + G, ...).
+struct Units {
+  int nch;
+  unsigned U;
+  int my;
+};
+template <int CHV, int V>
+__device__ __forceinline__ Units units_of(const void* x, const void* y, int M, int N) {
+  const int nch = N / (CHV * V);
+  if (nch * CHV * V != N || nch > 32 || nch < 1) __trap();
+  if (((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15)) __trap();
+  const unsigned U = static_cast<unsigned>(M) * nch, G = gridDim.x, b = blockIdx.x;
+  return {nch, U, b < U ? static_cast<int>((U - 1 - b) / G + 1) : 0};
+}
+
 template <typename T, int THREADS, int K, int S, bool SL = DF_SLOTS, int D = 1, bool EARLY = false>
 __device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                                            float2* __restrict__ pairs, unsigned* __restrict__ cnt,
@@ -116,11 +132,10 @@ __device__ __forceinline__ void defer_rows(const T* __restrict__ x, T* __restric
   __shared__ float pm[2][W], ps[2][W];
   __shared__ alignas(8) unsigned long long full[S];
   __shared__ unsigned last;
-  const int nch = N / (CHV * V);
-  if (nch * CHV * V != N || nch > 32 || nch < 1) __trap();
-  if (((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15)) __trap();
-  const unsigned U = static_cast<unsigned>(M) * nch, G = gridDim.x, b = blockIdx.x;
-  const int my = b < U ? static_cast<int>((U - 1 - b) / G + 1) : 0;
+  const Units un = units_of<CHV, V>(x, y, M, N);  // named, not bound: lambdas below capture them
+  const int nch = un.nch, my = un.my;
+  const unsigned U = un.U;
+  const unsigned G = gridDim.x, b = blockIdx.x;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   uint4* ring = staged::ring;
   const uint4* xv = reinterpret_cast<const uint4*>(x);
@@ -209,11 +224,10 @@ __device__ __forceinline__ void defer_regs(const T* __restrict__ x, T* __restric
   constexpr int V = rows::Traits<T>::V, W = THREADS / 32, CHV = THREADS * K;
   __shared__ float pm[2][W], ps[2][W];
   __shared__ unsigned last;
-  const int nch = N / (CHV * V);
-  if (nch * CHV * V != N || nch > 32 || nch < 1) __trap();
-  if (((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) & 15)) __trap();
-  const unsigned U = static_cast<unsigned>(M) * nch, G = gridDim.x, b = blockIdx.x;
-  const int my = b < U ? static_cast<int>((U - 1 - b) / G + 1) : 0;
+  const Units un = units_of<CHV, V>(x, y, M, N);  // named, not bound: lambdas below capture them
+  const int nch = un.nch, my = un.my;
+  const unsigned U = un.U;
+  const unsigned G = gridDim.x, b = blockIdx.x;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const uint4* xv = reinterpret_cast<const uint4*>(x);
   uint4* yv = reinterpret_cast<uint4*>(y);

@@ -78,13 +78,12 @@ def main() -> None:
         mod = load_variant(op, v4)
         kv4 = mod.kernel(op.kernel_name(dt))
         # The clusters in flight, from the launch's own plan (one row a cluster at a time).
-        big = Case((1 << 20, N), dt)
         p = op.plan(v4, N, sop.rows.arch_cc(kv4), dt)
         xs = op.make_inputs(Case((8, N), dt), 0, "cuda")
         op.launch(kv4, v4, Case((8, N), dt), xs, op.make_outputs(Case((8, N), dt), xs))
         torch.cuda.synchronize()
         name = last_launched_kernel()
-        grid = sop.persistent_grid(kv4.module.kernel(name), p, big.shape[0]) if p.persistent else None
+        grid = sop.persistent_grid(kv4.module.kernel(name), p, 1 << 30) if p.persistent else None
         print(f"{dt}: v4 launches {name}, block {p.block}, cluster {p.cluster}, grid {grid} (clusters in flight)",
               flush=True)
         rows = list(ROWS)

@@ -61,7 +61,7 @@ struct StopTaker {
 // v12's handout with SB_HANDOUT (staged_rows.cuh, session 31): work[0] (rows taken) and work[1] (clusters done
 // taking) read as one 8-byte word, so a claim (+1) and a cluster's "done" (+2^32) are atomics on one location:
 // each leader's claims precede its own "done" in that location's order (same thread, same address), so the leader
-// whose "done" finds clusters - 1 before it knows every claim of the launch has landed, with no fence (finish above
+// whose "done" finds clusters - 1 before it knows every claim of the launch has landed, with no fence (finish below
 // fences: its two atomics are on two addresses). A cluster is done at its first claim at or past M (it never
 // claims again: rows are taken in increasing order) or at once if its first row is already past M; the "done"
 // add is issued there and its value read only at exit, so no warp waits on it in the loop. `base`: rows below it
