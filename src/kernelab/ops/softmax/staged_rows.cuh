@@ -88,6 +88,19 @@ static_assert(SB_ELEMS == 16 || SB_ELEMS == 32 || SB_ELEMS == 64, "SB_ELEMS: 16,
 #endif
 static_assert(SB_HANDOUT >= 0 && SB_HANDOUT <= 2, "SB_HANDOUT: 0 (as before), 1 (static head + word), 2 (word)");
 
+// SB_TRACE (session 32; 0, the default, builds nothing of it): v12's row loop (dynamic_rows) writes %globaltimer
+// stamps from each block's thread 0 into the `work` buffer past its two counters (scripts/probe_trace32.py allocates
+// it; op.py's 8-byte counters are too small: never launch a trace build through op.launch). Per block, SB_TRACE_STRIDE
+// 8-byte words from word 16: [0] entry, [1] past the barrier init, [2] the first stages issued, [3] exit, [4] %smid,
+// [5] rows taken; then per row i < SB_TRACE_ROWS four: the stage landed (thread 0 waits for it before one_row, whose
+// own wait then passes at once), the stage read by every warp (the refill point), the row's stores issued by thread 0,
+// the row's index. Why: where a row's chain and the kernel's fill and drain spend the fixed ~8 us of session 31's fit.
+#ifndef SB_TRACE
+#define SB_TRACE 0
+#endif
+#define SB_TRACE_ROWS 96
+#define SB_TRACE_STRIDE (8 + 4 * SB_TRACE_ROWS)
+
 // The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
 // 256-thread blocks an SM wherever the ring leaves room, which needs <= 128 registers a thread. ptxas
 // for sm_90 stays within 128 by itself, and there the bound stays the header's SB_BLOCKS_PER_SM: a cap
@@ -117,6 +130,16 @@ using namespace ::softmax::cx;    // ctarank, mbar_*, push_pair (cluster_exchang
 using namespace ::softmax::ring;  // Chunk, chunk_of, stage_share, dynamic_smem_size (bulk_ring.cuh)
 
 enum class Exchange { cluster, group };
+
+// SB_TRACE's stamp: word w of this block's record in `work` (see the knob).
+__device__ __forceinline__ void trace_stamp(unsigned* work, int w, unsigned long long v) {
+  reinterpret_cast<unsigned long long*>(work)[16 + (size_t)blockIdx.x * SB_TRACE_STRIDE + w] = v;
+}
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 extern __shared__ __align__(128) uint4 ring[];
 
@@ -408,6 +431,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   // The row handout's slot proof (above) needs the exchange: without it a block may fall more than a row behind its
   // leader, whose pushes then overwrite slots it has not read (session 28: v4 with SB_ABLATE 1 faulted).
   static_assert(!(SB_ABLATE & 1), "SB_ABLATE bit 1 (no exchange) breaks v12's row handout: ablate v10 (static rows)");
+  if constexpr (SB_TRACE) {
+    if (threadIdx.x == 0) trace_stamp(work, 0, global_ns());
+  }
   constexpr int V = rows::Traits<T>::V, K = E / V, R = 2 * S;
   // Any C of 1..16 is correct (chunk_of splits a row over any C); op.py's plans use powers of two,
   // scripts/cluster_shapes.py measures others (whole clusters fill more of an SM's block slots).
@@ -445,6 +471,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   sync_after_init<C>();  // cluster_exchange.cuh
+  if constexpr (SB_TRACE) {
+    if (tid == 0) trace_stamp(work, 1, global_ns());
+  }
   // Prologue: rows 0 .. S taken (S + 1: one ahead of the refills), rows 0 .. S - 1 staged.
   if (tid == 0) {
 #pragma unroll 1
@@ -482,6 +511,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
       if (r < (unsigned)M) stage_share<T, C>(ring, x, (int)r, N, rank, j, stage_vecs, full);
     }
   }
+  if constexpr (SB_TRACE) {
+    if (tid == 0) trace_stamp(work, 2, global_ns());
+  }
 
   int i = 0;
 #pragma unroll 1
@@ -494,8 +526,18 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     const unsigned next = leader && !word ? atomicAdd(&work[0], 1u) : 0u;
     const unsigned long long claimed = leader && word ? taker.claim() : 0ull;
     const int st = i % S;
+    if constexpr (SB_TRACE) {
+      if (tid == 0 && i < SB_TRACE_ROWS) {
+        mbar_wait(&full[st], (i / S) & 1);
+        trace_stamp(work, 8 + 4 * i, global_ns());
+        trace_stamp(work, 8 + 4 * i + 3, r);
+      }
+    }
     one_row<T, C, Exchange::cluster, E, THREADS, S, FULL>(x, y, N, (int)r, i, rank, stage_vecs, full, part_m, part_s,
                                                           pairs, xbar, nullptr, nullptr, 0, [&] {
+      if constexpr (SB_TRACE) {
+        if (tid == 0 && i < SB_TRACE_ROWS) trace_stamp(work, 8 + 4 * i + 1, global_ns());
+      }
       if (leader && word) {
         const unsigned rn = taker.row_of(claimed);
         handed.hand(i + S + 1, rn);
@@ -508,6 +550,9 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
         if (rn < (unsigned)M) stage_share<T, C>(ring, x, (int)rn, N, rank, st, stage_vecs, full);
       }
     });
+    if constexpr (SB_TRACE) {
+      if (tid == 0 && i < SB_TRACE_ROWS) trace_stamp(work, 8 + 4 * i + 2, global_ns());
+    }
   }
   // Drain: the indices already pushed for rows i + 1 .. i + S (none is a row < M).
   if constexpr (C > 1) {
@@ -523,6 +568,15 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
       handout::finish_of(work, clusters);
     } else {
       handout::finish<C>(work);
+    }
+  }
+  if constexpr (SB_TRACE) {
+    if (tid == 0) {
+      unsigned smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      trace_stamp(work, 4, smid);
+      trace_stamp(work, 5, static_cast<unsigned long long>(i));
+      trace_stamp(work, 3, global_ns());
     }
   }
 }

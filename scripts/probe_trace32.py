@@ -1,0 +1,165 @@
+"""Session 32 probe: where softmax v4's fixed ~8 us at 2048 x 131072 goes, stamped inside the kernel.
+
+Why: session 31 (scripts/probe_rows31.py) fitted v4's time at M x 131072 as a + b M. The rows run at 0.984x (bf16) /
+0.975x (fp32) a copy's rate, and a is 7.85 / 5.75 us above the copy's. Neither the row handout, nor the cluster launch,
+nor a smaller share is that fixed part. What is left to look at is the pipeline's fill (every cluster's first S rows
+are read before any y is written, and no stage is refilled until its row has been swept) and its drain (after the last
+reads, each cluster still sweeps, exchanges and stores its staged rows one after another).
+
+What it does: builds v4_dispatch with SB_TRACE=1 (staged_rows.cuh: every block's thread 0 stamps %globaltimer at
+entry, after the barrier init, after its first stages are issued, at exit, and for each row when its stage has landed,
+when every warp has read it, and when its stores are issued) and launches the wide-row kernel itself, as op.launch
+would, with a `work` buffer large enough for the stamps. Each traced launch follows an L2 flush. Per dtype and M (the
+clusters in flight, i.e. one row a cluster; and 2048) it prints:
+- the fill: when blocks enter, finish the init, issue the first stages, and when each cluster's first row has landed;
+- each row's chain, as medians over the clusters' rows: wait (the previous row issued -> this stage landed: > 0 means
+  the data was late), sweep (landed -> read by every warp), exchange and stores (read -> stores issued);
+- the drain: the last stage landed, the last stores issued and the last exit, against the span of all stamps;
+- rows landed and rows issued per 4 us over the launch (the first and last bins against the steady mean).
+It also times the trace build against the shipped one (bench protocol) so the stamps' own cost is known.
+
+Predicted (before the run): the steady interval a cluster ~3.7 us (bf16: 30 clusters, 125.7 ns a row), most rows' wait
+~0 (the data is in before the previous row is done: the rows are chain-bound); sweep ~1.5 us and exchange + stores
+~1.5-2 us; the first rows land 2-4 us after entry (all S stages of every cluster are in flight together), and the
+drain (last stage landed -> last exit) 4-6 us, of which the stores' bandwidth accounts for ~1-2.
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_trace32.py [--dtype=bfloat16] [--launches=3]
+"""
+import statistics
+import sys
+
+import numpy as np
+import torch
+
+from kernelab.bench.flush import L2Flusher
+from kernelab.gpu import Module, compile_file, default_arch
+from kernelab.ops import discover, load_variant
+from kernelab.ops.base import Case
+from kernelab.ops.softmax import op as sop
+from kernelab.check.inputs import DTYPES
+
+N = 131072
+HEAD, ROWS = 8, 96  # staged_rows.cuh: words per block record before the rows, rows stamped (SB_TRACE_ROWS)
+STRIDE = HEAD + 4 * ROWS
+BASE = 16  # the record starts at 8-byte word 16 of `work` (the two counters are words 0)
+
+
+def timed(fn) -> float:
+    from kernelab.bench import bench
+
+    return bench(fn, mode="cold", target_rel=0.01, max_wall_s=1.0, name="probe").median_s * 1e6
+
+
+def med(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def describe(rec: np.ndarray, C: int, span_event_us: float) -> list[str]:
+    """The summary of one traced launch; rec is [blocks, STRIDE] int64 (ns)."""
+    t0 = rec[:, 0].min()
+    us = lambda v: (v - t0) / 1e3  # noqa: E731
+    blocks = rec.shape[0]
+    clusters = blocks // C
+    out = []
+    ent, ini, iss, ext = (us(rec[:, w]) for w in range(4))
+    out.append(f"  fill: entry max {ent.max():5.2f} us, init done med {med(list(ini)):5.2f} max {ini.max():5.2f}, "
+               f"first stages issued med {med(list(iss)):5.2f} max {iss.max():5.2f}")
+    nrows = rec[:, 5]
+    if (nrows != nrows[0]).any() and C > 1:
+        out.append("  WARNING: blocks of one cluster disagree on their row count")
+    land, read, done = [], [], []  # per cluster: list over rows of the cluster's latest stamp
+    for q in range(clusters):
+        b = rec[q * C:(q + 1) * C]
+        n = int(min(b[:, 5].min(), ROWS))
+        land.append([us(b[:, HEAD + 4 * i].max()) for i in range(n)])
+        read.append([us(b[:, HEAD + 4 * i + 1].max()) for i in range(n)])
+        done.append([us(b[:, HEAD + 4 * i + 2].max()) for i in range(n)])
+    firsts = [lv[0] for lv in land if lv]
+    out.append(f"  first row landed: min {min(firsts):5.2f} med {med(firsts):5.2f} max {max(firsts):5.2f} us")
+    waits, sweeps, tails, ivals = [], [], [], []
+    for lv, rv, dv in zip(land, read, done):
+        for i in range(len(lv)):
+            sweeps.append(rv[i] - lv[i])
+            tails.append(dv[i] - rv[i])
+            if i:
+                waits.append(lv[i] - dv[i - 1])
+                ivals.append(dv[i] - dv[i - 1])
+    late = sum(w > 0.2 for w in waits)
+    out.append(f"  chain (medians over cluster rows): wait {med(waits):5.2f} us ({late} of {len(waits)} > 0.2 us), "
+               f"sweep {med(sweeps):5.2f}, exchange + stores issued {med(tails):5.2f}; interval {med(ivals):5.2f} us")
+    if any(len(lv) > 1 for lv in land):
+        lw = [lv[-1] - dv[-2] for lv, dv in zip(land, done) if len(lv) > 1]
+        ls = [rv[-1] - lv[-1] for lv, rv in zip(land, read) if lv]
+        lt = [dv[-1] - rv[-1] for rv, dv in zip(read, done) if rv]
+        out.append(f"  last rows (medians): wait {med(lw):5.2f}, sweep {med(ls):5.2f}, "
+                   f"exchange + stores {med(lt):5.2f} us")
+    all_land = [x for lv in land for x in lv]
+    all_done = [x for dv in done for x in dv]
+    out.append(f"  drain: last landed {max(all_land):7.2f}, last issued {max(all_done):7.2f}, "
+               f"last exit {ext.max():7.2f} (exits from {ext.min():7.2f}); "
+               f"stamps span {ext.max():7.2f} us, events {span_event_us:7.2f} us")
+    diffs = np.diff(np.sort(rec[:, :4].ravel()))
+    out.append(f"  globaltimer step: smallest nonzero difference {diffs[diffs > 0].min()} ns")
+    if len(all_land) > 60:
+        bins = np.arange(0, ext.max() + 4, 4.0)
+        hl, _ = np.histogram(all_land, bins)
+        hd, _ = np.histogram(all_done, bins)
+        steady = slice(len(bins) // 4, 3 * len(bins) // 4)
+        out.append(f"  per 4 us: landed {' '.join(map(str, hl[:5]))} .. {' '.join(map(str, hl[-5:]))} "
+                   f"(steady mean {hl[steady].mean():5.2f}); issued {' '.join(map(str, hd[:5]))} .. "
+                   f"{' '.join(map(str, hd[-5:]))} (steady mean {hd[steady].mean():5.2f})")
+    return out
+
+
+def main() -> None:
+    op = discover()["softmax"]
+    v4 = op.variant("v4_dispatch")
+    dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
+    launches = int(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--launches=")), 3))
+    d = {**op.defines(v4), "SB_TRACE": 1}
+    traced = Module(compile_file(v4.path, arch=default_arch(), defines=d), d)
+    shipped = load_variant(op, v4)
+    flusher = L2Flusher.for_device(torch.cuda.current_device(), "memset_read")
+    for dt in dtypes:
+        kship = shipped.kernel(op.kernel_name(dt))
+        p = op.plan(v4, N, sop.rows.arch_cc(kship), dt)
+        case = Case((2048, N), dt)
+        x = op.make_inputs(case, 0, "cuda")
+        y = op.make_outputs(case, x)
+        full = sop.dynamic_full(p, N, x["x"], y["y"], traced, dt)
+        name = f"{p.name}{'_full' if full else ''}_{DTYPES[dt]}"
+        k = traced.kernel(name)
+        grid = sop.persistent_grid(k, p, 1 << 30)
+        C = p.cluster or 1
+        blocks = grid * C
+        work = torch.zeros((BASE + blocks * STRIDE) * 2, dtype=torch.int32, device="cuda")
+        print(f"{dt}: {name}, block {p.block}, cluster {C}, grid {grid} clusters, ring {p.smem} B", flush=True)
+        # The stamps' own cost: trace build against the shipped one, at 2048 rows (op.launch for the shipped).
+        t_ship = timed(lambda: op.launch(kship, v4, case, x, y))
+        t_trace = timed(lambda: k(x["x"], y["y"], 2048, N, work, grid=grid, block=p.block, cluster=p.cluster,
+                                  shared_mem=p.smem))
+        print(f"{dt}: shipped {t_ship:7.1f} us, trace build {t_trace:7.1f} us (bench, cold L2)", flush=True)
+        for m in (grid, 2048):
+            cm = Case((m, N), dt)
+            xm = op.make_inputs(cm, 1, "cuda")
+            ym = op.make_outputs(cm, xm)
+            for rep in range(launches):
+                work.zero_()
+                flusher.flush()
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                k(xm["x"], ym["y"], m, N, work, grid=grid, block=p.block, cluster=p.cluster, shared_mem=p.smem)
+                e1.record()
+                torch.cuda.synchronize()
+                ok = torch.allclose(ym["y"].float(), torch.softmax(xm["x"].float(), -1),
+                                    rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
+                counters = work[:4].tolist()
+                rec = work.view(torch.int64)[BASE:].cpu().numpy()[: blocks * STRIDE].reshape(blocks, STRIDE)
+                print(f"{dt} M {m} launch {rep}: output {'ok' if ok else 'WRONG'}, counters {counters}, "
+                      f"rows stamped {int(rec[:, 5].sum()) // C}", flush=True)
+                for line in describe(rec, C, e0.elapsed_time(e1) * 1e3):
+                    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
