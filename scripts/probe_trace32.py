@@ -23,7 +23,13 @@ Predicted (before the run): the steady interval a cluster ~3.7 us (bf16: 30 clus
 ~1.5-2 us; the first rows land 2-4 us after entry (all S stages of every cluster are in flight together), and the
 drain (last stage landed -> last exit) 4-6 us, of which the stores' bandwidth accounts for ~1-2.
 
-Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_trace32.py [--dtype=bfloat16] [--launches=3]
+`--fill`: v4 built four ways, SB_HANDOUT 0 / 1 (1: the first S + 1 rows handed out with no atomics) x SB_FILL 0 / 1
+(staged_rows.cuh; 1: stage 0 issued alone, the others once it has landed), each checked (M = 1 .. 2048, twice, the
+counters back to 0), timed at 2048 rows alternating with copy_ three times, and traced once. Predicted (from the
+first run's stamps): SB_FILL=1 -1 to -2 us (bf16) / -2 to -3 us (fp32), the first rows landing ~2 us sooner;
+SB_HANDOUT=1 the first stages issued ~1.5 us (bf16) / ~3 us (fp32) sooner; both together additive.
+
+Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_trace32.py [--dtype=bfloat16] [--launches=3] [--fill]
 """
 import statistics
 import sys
@@ -39,7 +45,7 @@ from kernelab.ops.softmax import op as sop
 from kernelab.check.inputs import DTYPES
 
 N = 131072
-HEAD, ROWS = 8, 96  # staged_rows.cuh: words per block record before the rows, rows stamped (SB_TRACE_ROWS)
+HEAD, ROWS = 8, 160  # staged_rows.cuh: words per block record before the rows, rows stamped (SB_TRACE_ROWS)
 STRIDE = HEAD + 4 * ROWS
 BASE = 16  # the record starts at 8-byte word 16 of `work` (the two counters are words 0)
 
@@ -58,14 +64,13 @@ def describe(rec: np.ndarray, C: int, span_event_us: float) -> list[str]:
     """The summary of one traced launch; rec is [blocks, STRIDE] int64 (ns)."""
     t0 = rec[:, 0].min()
     us = lambda v: (v - t0) / 1e3  # noqa: E731
-    blocks = rec.shape[0]
-    clusters = blocks // C
+    clusters = rec.shape[0] // C
     out = []
     ent, ini, iss, ext = (us(rec[:, w]) for w in range(4))
     out.append(f"  fill: entry max {ent.max():5.2f} us, init done med {med(list(ini)):5.2f} max {ini.max():5.2f}, "
                f"first stages issued med {med(list(iss)):5.2f} max {iss.max():5.2f}")
-    nrows = rec[:, 5]
-    if (nrows != nrows[0]).any() and C > 1:
+    per_cluster = rec[:, 5].reshape(clusters, C)
+    if (per_cluster != per_cluster[:, :1]).any():
         out.append("  WARNING: blocks of one cluster disagree on their row count")
     land, read, done = [], [], []  # per cluster: list over rows of the cluster's latest stamp
     for q in range(clusters):
@@ -111,7 +116,95 @@ def describe(rec: np.ndarray, C: int, span_event_us: float) -> list[str]:
     return out
 
 
+class Wide:
+    """v4's wide-row launch for one build (defines) and dtype, done by hand as op.launch would, with a `work`
+    buffer of its own (two counters, then SB_TRACE's records)."""
+
+    def __init__(self, op, v4, module, dt: str):
+        self.p = op.plan(v4, N, sop.rows.arch_cc(module.kernel(op.kernel_name(dt))), dt)
+        x = torch.empty(16, device="cuda")  # 16-byte aligned, as every torch allocation: the `_full` test
+        full = sop.dynamic_full(self.p, N, x, x, module, dt)
+        self.name = f"{self.p.name}{'_full' if full else ''}_{DTYPES[dt]}"
+        self.k = module.kernel(self.name)
+        self.grid = sop.persistent_grid(self.k, self.p, 1 << 30)
+        self.C = self.p.cluster or 1
+        self.blocks = self.grid * self.C
+        self.work = torch.zeros((BASE + self.blocks * STRIDE) * 2, dtype=torch.int32, device="cuda")
+
+    def __call__(self, x, y, m: int) -> None:
+        self.k(x, y, m, N, self.work, grid=min(self.grid, m), block=self.p.block, cluster=self.p.cluster,
+               shared_mem=self.p.smem)
+
+    def traced(self, flusher, x, y, m: int) -> tuple[np.ndarray, float]:
+        """One launch after an L2 flush: its records [blocks, STRIDE] and its event time in us."""
+        self.work.zero_()
+        flusher.flush()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        self(x, y, m)
+        e1.record()
+        torch.cuda.synchronize()
+        rec = self.work.view(torch.int64)[BASE:].cpu().numpy()[: self.blocks * STRIDE].reshape(self.blocks, STRIDE)
+        return rec[: min(self.grid, m) * self.C], e0.elapsed_time(e1) * 1e3
+
+
+def softmax_ok(x, y, dt: str) -> bool:
+    return torch.allclose(y.float(), torch.softmax(x.float(), -1), rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
+
+
+def fill() -> None:
+    """`--fill`: v4 built with SB_HANDOUT 0 / 1 and SB_FILL 0 / 1 (four builds), each checked, timed at 2048 rows
+    alternating with copy_ three times, and one traced launch of each (the same build with SB_TRACE=1)."""
+    op = discover()["softmax"]
+    v4 = op.variant("v4_dispatch")
+    dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
+    flusher = L2Flusher.for_device(torch.cuda.current_device(), "memset_read")
+    combos = {"shipped": (0, 0), "handout1": (1, 0), "fill1": (0, 1), "both": (1, 1)}
+    mods = {}
+    for c, (h, f) in combos.items():
+        for t in (0, 1):
+            d = {**op.defines(v4), "SB_HANDOUT": h, "SB_FILL": f, "SB_TRACE": t}
+            mods[c, t] = Module(compile_file(v4.path, arch=default_arch(), defines=d), d)
+    for dt in dtypes:
+        runs = {c: Wide(op, v4, mods[c, 0], dt) for c in combos}
+        traces = {c: Wide(op, v4, mods[c, 1], dt) for c in combos}
+        print(f"{dt}: {runs['shipped'].name}, grid {runs['shipped'].grid} clusters", flush=True)
+        for c, w in runs.items():  # correctness: fewer rows than clusters, one or two a cluster, 2048; twice each
+            bad = []
+            for m in (1, 7, 29, 31, 45, 2048):
+                case = Case((m, N), dt)
+                x = op.make_inputs(case, m, "cuda")["x"]
+                y = torch.full_like(x, float("nan"))
+                for _ in range(2):
+                    w(x, y, m)
+                    torch.cuda.synchronize()
+                    if not softmax_ok(x, y, dt) or w.work[:2].any().item():
+                        verdict = "ok" if softmax_ok(x, y, dt) else "WRONG"
+                        bad.append(f"M {m}: {verdict}, counters {w.work[:2].tolist()}")
+            print(f"{dt} {c}: {'all ok' if not bad else '; '.join(bad)}", flush=True)
+        case = Case((2048, N), dt)
+        x = op.make_inputs(case, 0, "cuda")["x"]
+        y, out = torch.empty_like(x), torch.empty_like(x)
+        samples = {c: [] for c in ["copy_", *runs]}
+        for rnd in range(3):
+            t = {"copy_": timed(lambda: out.copy_(x))}
+            for c, w in runs.items():
+                t[c] = timed(lambda w=w: w(x, y, 2048))
+            for c, us in t.items():
+                samples[c].append(us)
+            print(f"{dt} round {rnd}  " + "  ".join(f"{c} {us:6.1f}" for c, us in t.items())
+                  + "  x copy " + " ".join(f"{c} {t['copy_'] / t[c]:.4f}" for c in runs), flush=True)
+        print(f"{dt} medians: " + "  ".join(f"{c} {sorted(v)[1]:6.1f}" for c, v in samples.items()), flush=True)
+        for c, w in traces.items():
+            rec, ev = w.traced(flusher, x, y, 2048)
+            print(f"{dt} {c} traced at 2048: output {'ok' if softmax_ok(x, y, dt) else 'WRONG'}", flush=True)
+            for line in describe(rec, w.C, ev):
+                print(line, flush=True)
+
+
 def main() -> None:
+    """The shipped v4 with SB_TRACE=1: its cost against the shipped build, then traced launches at one row a
+    cluster and at 2048 rows."""
     op = discover()["softmax"]
     v4 = op.variant("v4_dispatch")
     dtypes = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--dtype=")] or ["bfloat16", "float32"]
@@ -121,45 +214,26 @@ def main() -> None:
     shipped = load_variant(op, v4)
     flusher = L2Flusher.for_device(torch.cuda.current_device(), "memset_read")
     for dt in dtypes:
-        kship = shipped.kernel(op.kernel_name(dt))
-        p = op.plan(v4, N, sop.rows.arch_cc(kship), dt)
+        w = Wide(op, v4, traced, dt)
+        print(f"{dt}: {w.name}, block {w.p.block}, cluster {w.C}, grid {w.grid} clusters, ring {w.p.smem} B",
+              flush=True)
         case = Case((2048, N), dt)
         x = op.make_inputs(case, 0, "cuda")
         y = op.make_outputs(case, x)
-        full = sop.dynamic_full(p, N, x["x"], y["y"], traced, dt)
-        name = f"{p.name}{'_full' if full else ''}_{DTYPES[dt]}"
-        k = traced.kernel(name)
-        grid = sop.persistent_grid(k, p, 1 << 30)
-        C = p.cluster or 1
-        blocks = grid * C
-        work = torch.zeros((BASE + blocks * STRIDE) * 2, dtype=torch.int32, device="cuda")
-        print(f"{dt}: {name}, block {p.block}, cluster {C}, grid {grid} clusters, ring {p.smem} B", flush=True)
-        # The stamps' own cost: trace build against the shipped one, at 2048 rows (op.launch for the shipped).
+        kship = shipped.kernel(op.kernel_name(dt))
         t_ship = timed(lambda: op.launch(kship, v4, case, x, y))
-        t_trace = timed(lambda: k(x["x"], y["y"], 2048, N, work, grid=grid, block=p.block, cluster=p.cluster,
-                                  shared_mem=p.smem))
+        t_trace = timed(lambda: w(x["x"], y["y"], 2048))
         print(f"{dt}: shipped {t_ship:7.1f} us, trace build {t_trace:7.1f} us (bench, cold L2)", flush=True)
-        for m in (grid, 2048):
-            cm = Case((m, N), dt)
-            xm = op.make_inputs(cm, 1, "cuda")
-            ym = op.make_outputs(cm, xm)
+        for m in (w.grid, 2048):
+            xm = op.make_inputs(Case((m, N), dt), 1, "cuda")["x"]
+            ym = torch.empty_like(xm)
             for rep in range(launches):
-                work.zero_()
-                flusher.flush()
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                k(xm["x"], ym["y"], m, N, work, grid=grid, block=p.block, cluster=p.cluster, shared_mem=p.smem)
-                e1.record()
-                torch.cuda.synchronize()
-                ok = torch.allclose(ym["y"].float(), torch.softmax(xm["x"].float(), -1),
-                                    rtol=1e-2 if dt == "bfloat16" else 1e-4, atol=1e-9)
-                counters = work[:4].tolist()
-                rec = work.view(torch.int64)[BASE:].cpu().numpy()[: blocks * STRIDE].reshape(blocks, STRIDE)
-                print(f"{dt} M {m} launch {rep}: output {'ok' if ok else 'WRONG'}, counters {counters}, "
-                      f"rows stamped {int(rec[:, 5].sum()) // C}", flush=True)
-                for line in describe(rec, C, e0.elapsed_time(e1) * 1e3):
+                rec, ev = w.traced(flusher, xm, ym, m)
+                print(f"{dt} M {m} launch {rep}: output {'ok' if softmax_ok(xm, ym, dt) else 'WRONG'}, counters "
+                      f"{w.work[:4].tolist()}, rows stamped {int(rec[:, 5].sum()) // w.C}", flush=True)
+                for line in describe(rec, w.C, ev):
                     print(line, flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    fill() if "--fill" in sys.argv else main()

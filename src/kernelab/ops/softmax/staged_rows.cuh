@@ -98,8 +98,19 @@ static_assert(SB_HANDOUT >= 0 && SB_HANDOUT <= 2, "SB_HANDOUT: 0 (as before), 1 
 #ifndef SB_TRACE
 #define SB_TRACE 0
 #endif
-#define SB_TRACE_ROWS 96
+#define SB_TRACE_ROWS 160
 #define SB_TRACE_STRIDE (8 + 4 * SB_TRACE_ROWS)
+
+// SB_FILL (session 32; v12's dynamic_rows): 0 builds the prologue as measured before (thread 0 issues all S stages at
+// once); 1 issues stage 0 alone and the other S - 1 once stage 0 has landed (thread 0, before row 0's sweep). Why:
+// scripts/probe_trace32.py's stamps (docs/runs/2026-12-03-h200-probe_trace32.log) show every cluster's first row
+// landing only when all of its stages have: bf16 2048 x 131072 issues 30 x 2 stages (15.7 MB, ~3.6 us of the copy
+// rate) at once and its first rows land ~3.8 us later, so no y is written and no stage refilled before ~6 us. One
+// stage first lands in about half the time and the second is in flight under row 0's sweep.
+#ifndef SB_FILL
+#define SB_FILL 0
+#endif
+static_assert(SB_FILL == 0 || SB_FILL == 1, "SB_FILL: 0 (all stages at once) or 1 (stage 0 first)");
 
 // The launch bounds' minimum blocks an SM for the instances of v10-v12. The rows are built for two
 // 256-thread blocks an SM wherever the ring leaves room, which needs <= 128 registers a thread. ptxas
@@ -506,7 +517,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
   if (tid == 0) {
 #pragma unroll 1
-    for (int j = 0; j < S; ++j) {
+    for (int j = 0; j < (SB_FILL ? 1 : S); ++j) {
       const unsigned r = handed.index_of(j);
       if (r < (unsigned)M) stage_share<T, C>(ring, x, (int)r, N, rank, j, stage_vecs, full);
     }
@@ -526,6 +537,16 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     const unsigned next = leader && !word ? atomicAdd(&work[0], 1u) : 0u;
     const unsigned long long claimed = leader && word ? taker.claim() : 0ull;
     const int st = i % S;
+    if constexpr (SB_FILL) {  // stages 1 .. S - 1, once row 0 (which is < M: the loop did not break) has landed
+      if (tid == 0 && i == 0) {
+        mbar_wait(&full[0], 0);
+#pragma unroll 1
+        for (int j = 1; j < S; ++j) {
+          const unsigned rj = handed.index_of(j);
+          if (rj < (unsigned)M) stage_share<T, C>(ring, x, (int)rj, N, rank, j, stage_vecs, full);
+        }
+      }
+    }
     if constexpr (SB_TRACE) {
       if (tid == 0 && i < SB_TRACE_ROWS) {
         mbar_wait(&full[st], (i / S) & 1);
