@@ -29,6 +29,12 @@ counters back to 0), timed at 2048 rows alternating with copy_ three times, and 
 first run's stamps): SB_FILL=1 -1 to -2 us (bf16) / -2 to -3 us (fp32), the first rows landing ~2 us sooner;
 SB_HANDOUT=1 the first stages issued ~1.5 us (bf16) / ~3 us (fp32) sooner; both together additive.
 
+Measured (H200, docs/runs/2026-12-03-h200-probe_trace32{,_fill}.log; NOTES session 32): bf16's rows between fill and
+drain come at copy_'s rate (8.07 rows/us both); the first rows land ~6 us after entry (bf16; fp32 ~7.4), the stages
+of every cluster landing together; steady rows wait 0.2 us for their stage, sweep 1.3 us, exchange and store 2.0; the
+last exit comes ~3 us after the last stage lands. `--fill`: the knobs start the reads up to 2 us sooner and the end
+does not move (bf16 264.2 / 264.2 / 265.3 us against 263.8 shipped; fp32 531.0 / 520.8 / 543.4 against 521.8).
+
 Usage (GPU machine): PYTHONPATH=src python3 scripts/probe_trace32.py [--dtype=bfloat16] [--launches=3] [--fill]
 """
 import statistics

@@ -106,7 +106,11 @@ static_assert(SB_HANDOUT >= 0 && SB_HANDOUT <= 2, "SB_HANDOUT: 0 (as before), 1 
 // scripts/probe_trace32.py's stamps (docs/runs/2026-12-03-h200-probe_trace32.log) show every cluster's first row
 // landing only when all of its stages have: bf16 2048 x 131072 issues 30 x 2 stages (15.7 MB, ~3.6 us of the copy
 // rate) at once and its first rows land ~3.8 us later, so no y is written and no stage refilled before ~6 us. One
-// stage first lands in about half the time and the second is in flight under row 0's sweep.
+// stage first lands in about half the time and the second is in flight under row 0's sweep. Predicted -1 to -2 us
+// (bf16) / -2 to -3 us (fp32). Measured (H200, probe_trace32.py --fill, alternating with copy_ three times, medians,
+// docs/runs/2026-12-03-h200-probe_trace32_fill.log): bf16 264.2 us against 263.8, fp32 520.8 against 521.8 (-0.2%,
+// inside the spread); the first rows land ~1-2 us sooner and the end does not move (the drain sets it: NOTES,
+// session 32). 0 stays the default.
 #ifndef SB_FILL
 #define SB_FILL 0
 #endif
