@@ -291,6 +291,19 @@ def test_warp_exchange_knob_sass():
     assert "SYNCS.ARRIVE.TRANS64.A1T0" in warp and "SYNCS.ARRIVE.TRANS64.A1T0" not in default  # the plain arrival
 
 
+@pytest.mark.skipif(toolchain.cuobjdump_path() is None, reason="cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+def test_fill_and_trace_knobs_sass():
+    """SB_FILL 1 (session 32) issues stage 0 in the prologue and the other stages from row 0's turn: one bulk-copy
+    site more (UBLKCP) than the default's two (prologue, refill). SB_TRACE 1 reads %globaltimer (7 sites: entry,
+    init, issue, the row's three, exit); the default reads it nowhere. Both within 128 registers, no spills
+    (_c8_bf16_sass), so a probe's build keeps the shipped occupancy."""
+    default, fill, trace = (_c8_bf16_sass(d) for d in ({}, {"SB_FILL": 1}, {"SB_TRACE": 1}))
+    copies = [len(re.findall(r"\bUBLKCP\b", t)) for t in (default, fill)]
+    assert copies[1] == copies[0] + 1, copies
+    assert "GLOBALTIMER" not in default and "GLOBALTIMER" not in fill
+    assert len(re.findall("GLOBALTIMER", trace)) >= 7
+
+
 @pytest.mark.parametrize("threads", ["128", "256", "512"])
 def test_v12_static_shared_memory_is_what_the_plan_leaves(threads):
     """SB_WARP_XCHG's pair slots (2 x C x W: 2 KiB at C = 16, 256 threads) are static shared memory beside the ring:

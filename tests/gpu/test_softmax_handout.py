@@ -1,6 +1,7 @@
 """softmax's row handout with SB_HANDOUT (staged_rows.cuh, session 31) on a GPU: v12_dynamic_rows and v4_dispatch
 built with SB_HANDOUT 1 (the first S + 1 rows handed out statically, q + j G, and the clusters counted in the row
-counter's own 8-byte word) and 2 (the word, first rows by atomics).
+counter's own 8-byte word) and 2 (the word, first rows by atomics), and with SB_FILL 1 (session 32: stage 0 issued
+alone, the other stages once it has landed), alone and with SB_HANDOUT 1.
 
 What could go wrong is the handout's bookkeeping, not the arithmetic: a row handed out twice or never (NaN left in
 y, which the comparison rejects), a cluster that never counts itself done (the word left nonzero, so the next launch
@@ -8,7 +9,8 @@ on the stream skips rows), or one counted twice (reset too early: the next launc
 twice on the same stream with the word checked zero after each launch, at row counts around the clusters in flight:
 fewer rows than clusters (some clusters' first static row is already past M: done in the prologue), exactly as many,
 one more, the static head's S + 1 rows a cluster and one past it, and enough rows for the ring to wrap; then a CUDA
-graph replays a launch."""
+graph replays a launch. SB_FILL's own risk is a stage issued twice or never when a cluster has fewer than S rows
+(a hang, or a stage waited on that nothing fills): the row counts below 2 x the clusters cover it."""
 
 from __future__ import annotations
 
@@ -28,16 +30,22 @@ pytestmark = pytest.mark.gpu
 OP = discover()["softmax"]
 _modules: dict = {}
 _needs_hopper = sm90_only("v12's row handout")
-BUILDS = [("v12_dynamic_rows", 1), ("v12_dynamic_rows", 2), ("v4_dispatch", 1)]
+BUILDS = [("v12_dynamic_rows", (("SB_HANDOUT", 1),)), ("v12_dynamic_rows", (("SB_HANDOUT", 2),)),
+          ("v4_dispatch", (("SB_HANDOUT", 1),)), ("v4_dispatch", (("SB_FILL", 1),)),
+          ("v12_dynamic_rows", (("SB_FILL", 1), ("SB_HANDOUT", 1)))]
 
 
-def _build(name: str, handout: int):
-    if (name, handout) not in _modules:
+def _build_id(build) -> str:
+    return build[0] + "," + ",".join(f"{k}={v}" for k, v in build[1])
+
+
+def _build(name: str, knobs: tuple):
+    if (name, knobs) not in _modules:
         v = OP.variant(name)
-        d = {**OP.defines(v), "SB_HANDOUT": handout}
-        _modules[(name, handout)] = (v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d),
-                                              d))
-    return _modules[(name, handout)]
+        d = {**OP.defines(v), **dict(knobs)}
+        _modules[(name, knobs)] = (v, Module(compile_file(v.path, arch=target_arch(v, default_arch()).sm, defines=d),
+                                             d))
+    return _modules[(name, knobs)]
 
 
 def _word() -> list[int]:
@@ -49,7 +57,7 @@ def _word() -> list[int]:
 SHAPES = [(131072, "bfloat16", 0), (65537, "float32", 1), (131072, "float32", 0)]
 
 
-@pytest.mark.parametrize("build", BUILDS, ids=lambda b: f"{b[0]},SB_HANDOUT={b[1]}")
+@pytest.mark.parametrize("build", BUILDS, ids=_build_id)
 @pytest.mark.parametrize("n,dtype,offset", SHAPES, ids=str)
 def test_every_row_once_and_the_word_back_to_zero(build, n, dtype, offset):
     v, mod = _build(*build)
@@ -70,7 +78,7 @@ def test_every_row_once_and_the_word_back_to_zero(build, n, dtype, offset):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("build", BUILDS, ids=lambda b: f"{b[0]},SB_HANDOUT={b[1]}")
+@pytest.mark.parametrize("build", BUILDS, ids=_build_id)
 def test_graph_replay(build):
     v, mod = _build(*build)
     p, fit = planned_fit(v, 131072, "bfloat16")
