@@ -54,6 +54,7 @@ N = 131072
 HEAD, ROWS = 8, 160  # staged_rows.cuh: words per block record before the rows, rows stamped (SB_TRACE_ROWS)
 STRIDE = HEAD + 4 * ROWS
 BASE = 16  # the record starts at 8-byte word 16 of `work` (the two counters are words 0)
+MAGIC = 0x6B6C2D7472616365  # word 15: SB_TRACE_MAGIC, without which a trace build traps at entry
 
 
 def timed(fn) -> float:
@@ -136,6 +137,7 @@ class Wide:
         self.C = self.p.cluster or 1
         self.blocks = self.grid * self.C
         self.work = torch.zeros((BASE + self.blocks * STRIDE) * 2, dtype=torch.int32, device="cuda")
+        self.work.view(torch.int64)[15] = MAGIC
 
     def __call__(self, x, y, m: int) -> None:
         self.k(x, y, m, N, self.work, grid=min(self.grid, m), block=self.p.block, cluster=self.p.cluster,
@@ -144,6 +146,7 @@ class Wide:
     def traced(self, flusher, x, y, m: int) -> tuple[np.ndarray, float]:
         """One launch after an L2 flush: its records [blocks, STRIDE] and its event time in us."""
         self.work.zero_()
+        self.work.view(torch.int64)[15] = MAGIC
         flusher.flush()
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()

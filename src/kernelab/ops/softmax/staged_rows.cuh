@@ -95,9 +95,12 @@ static_assert(SB_HANDOUT >= 0 && SB_HANDOUT <= 2, "SB_HANDOUT: 0 (as before), 1 
 // [5] rows taken; then per row i < SB_TRACE_ROWS four: the stage landed (thread 0 waits for it before one_row, whose
 // own wait then passes at once), the stage read by every warp (the refill point), the row's stores issued by thread 0,
 // the row's index. Why: where a row's chain and the kernel's fill and drain spend the fixed ~8 us of session 31's fit.
+// Word 15 must hold SB_TRACE_MAGIC (the probe writes it): a trace build launched on op.launch's counters traps at
+// entry instead of writing past them (word 15 is still inside the allocator's 512-byte block that holds them).
 #ifndef SB_TRACE
 #define SB_TRACE 0
 #endif
+#define SB_TRACE_MAGIC 0x6b6c2d7472616365ull  // "kl-trace"
 #define SB_TRACE_ROWS 160
 #define SB_TRACE_STRIDE (8 + 4 * SB_TRACE_ROWS)
 
@@ -447,7 +450,10 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
   // leader, whose pushes then overwrite slots it has not read (session 28: v4 with SB_ABLATE 1 faulted).
   static_assert(!(SB_ABLATE & 1), "SB_ABLATE bit 1 (no exchange) breaks v12's row handout: ablate v10 (static rows)");
   if constexpr (SB_TRACE) {
-    if (threadIdx.x == 0) trace_stamp(work, 0, global_ns());
+    if (threadIdx.x == 0) {
+      if (reinterpret_cast<const unsigned long long*>(work)[15] != SB_TRACE_MAGIC) __trap();  // not a trace buffer
+      trace_stamp(work, 0, global_ns());
+    }
   }
   constexpr int V = rows::Traits<T>::V, K = E / V, R = 2 * S;
   // Any C of 1..16 is correct (chunk_of splits a row over any C); op.py's plans use powers of two,
