@@ -47,14 +47,9 @@ from kernelab.bench.flush import L2Flusher
 from kernelab.gpu import Module, compile_file, default_arch
 from kernelab.ops import discover, load_variant
 from kernelab.ops.base import Case
-from kernelab.ops.softmax import op as sop
-from kernelab.check.inputs import DTYPES
+from kernelab.ops.softmax.trace import HEAD, ROWS, TracedWide
 
 N = 131072
-HEAD, ROWS = 8, 160  # staged_rows.cuh: words per block record before the rows, rows stamped (SB_TRACE_ROWS)
-STRIDE = HEAD + 4 * ROWS
-BASE = 16  # the record starts at 8-byte word 16 of `work` (the two counters are words 0)
-MAGIC = 0x6B6C2D7472616365  # word 15: SB_TRACE_MAGIC, without which a trace build traps at entry
 
 
 def timed(fn) -> float:
@@ -123,38 +118,16 @@ def describe(rec: np.ndarray, C: int, span_event_us: float) -> list[str]:
     return out
 
 
-class Wide:
-    """v4's wide-row launch for one build (defines) and dtype, done by hand as op.launch would, with a `work`
-    buffer of its own (two counters, then SB_TRACE's records)."""
-
-    def __init__(self, op, v4, module, dt: str):
-        self.p = op.plan(v4, N, sop.rows.arch_cc(module.kernel(op.kernel_name(dt))), dt)
-        x = torch.empty(16, device="cuda")  # 16-byte aligned, as every torch allocation: the `_full` test
-        full = sop.dynamic_full(self.p, N, x, x, module, dt)
-        self.name = f"{self.p.name}{'_full' if full else ''}_{DTYPES[dt]}"
-        self.k = module.kernel(self.name)
-        self.grid = sop.persistent_grid(self.k, self.p, 1 << 30)
-        self.C = self.p.cluster or 1
-        self.blocks = self.grid * self.C
-        self.work = torch.zeros((BASE + self.blocks * STRIDE) * 2, dtype=torch.int32, device="cuda")
-        self.work.view(torch.int64)[15] = MAGIC
-
-    def __call__(self, x, y, m: int) -> None:
-        self.k(x, y, m, N, self.work, grid=min(self.grid, m), block=self.p.block, cluster=self.p.cluster,
-               shared_mem=self.p.smem)
-
-    def traced(self, flusher, x, y, m: int) -> tuple[np.ndarray, float]:
-        """One launch after an L2 flush: its records [blocks, STRIDE] and its event time in us."""
-        self.work.zero_()
-        self.work.view(torch.int64)[15] = MAGIC
-        flusher.flush()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        self(x, y, m)
-        e1.record()
-        torch.cuda.synchronize()
-        rec = self.work.view(torch.int64)[BASE:].cpu().numpy()[: self.blocks * STRIDE].reshape(self.blocks, STRIDE)
-        return rec[: min(self.grid, m) * self.C], e0.elapsed_time(e1) * 1e3
+def traced_launch(w: TracedWide, flusher, x, y, m: int) -> tuple[np.ndarray, float]:
+    """One launch of w after an L2 flush: its records [blocks, STRIDE] and its event time in us."""
+    w.reset()
+    flusher.flush()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    w(x, y, m)
+    e1.record()
+    torch.cuda.synchronize()
+    return w.records(m), e0.elapsed_time(e1) * 1e3
 
 
 def softmax_ok(x, y, dt: str) -> bool:
@@ -175,8 +148,8 @@ def fill() -> None:
             d = {**op.defines(v4), "SB_HANDOUT": h, "SB_FILL": f, "SB_TRACE": t}
             mods[c, t] = Module(compile_file(v4.path, arch=default_arch(), defines=d), d)
     for dt in dtypes:
-        runs = {c: Wide(op, v4, mods[c, 0], dt) for c in combos}
-        traces = {c: Wide(op, v4, mods[c, 1], dt) for c in combos}
+        runs = {c: TracedWide(op, v4, mods[c, 0], dt) for c in combos}
+        traces = {c: TracedWide(op, v4, mods[c, 1], dt) for c in combos}
         print(f"{dt}: {runs['shipped'].name}, grid {runs['shipped'].grid} clusters", flush=True)
         for c, w in runs.items():  # correctness: fewer rows than clusters, one or two a cluster, 2048; twice each
             bad = []
@@ -205,7 +178,7 @@ def fill() -> None:
                   + "  x copy " + " ".join(f"{c} {t['copy_'] / t[c]:.4f}" for c in runs), flush=True)
         print(f"{dt} medians: " + "  ".join(f"{c} {sorted(v)[1]:6.1f}" for c, v in samples.items()), flush=True)
         for c, w in traces.items():
-            rec, ev = w.traced(flusher, x, y, 2048)
+            rec, ev = traced_launch(w, flusher, x, y, 2048)
             print(f"{dt} {c} traced at 2048: output {'ok' if softmax_ok(x, y, dt) else 'WRONG'}", flush=True)
             for line in describe(rec, w.C, ev):
                 print(line, flush=True)
@@ -223,7 +196,7 @@ def main() -> None:
     shipped = load_variant(op, v4)
     flusher = L2Flusher.for_device(torch.cuda.current_device(), "memset_read")
     for dt in dtypes:
-        w = Wide(op, v4, traced, dt)
+        w = TracedWide(op, v4, traced, dt)
         print(f"{dt}: {w.name}, block {w.p.block}, cluster {w.C}, grid {w.grid} clusters, ring {w.p.smem} B",
               flush=True)
         case = Case((2048, N), dt)
@@ -237,7 +210,7 @@ def main() -> None:
             xm = op.make_inputs(Case((m, N), dt), 1, "cuda")["x"]
             ym = torch.empty_like(xm)
             for rep in range(launches):
-                rec, ev = w.traced(flusher, xm, ym, m)
+                rec, ev = traced_launch(w, flusher, xm, ym, m)
                 print(f"{dt} M {m} launch {rep}: output {'ok' if softmax_ok(xm, ym, dt) else 'WRONG'}, counters "
                       f"{w.work[:4].tolist()}, rows stamped {int(rec[:, 5].sum()) // w.C}", flush=True)
                 for line in describe(rec, w.C, ev):

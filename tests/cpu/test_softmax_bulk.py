@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -318,3 +319,17 @@ def test_v12_static_shared_memory_is_what_the_plan_leaves(threads):
             allowed = softmax_op.BULK_STATIC_MAX + softmax_op.staged_pairs_bytes(c, int(threads))
             assert r.shared_static <= allowed, (arch, threads, name, r.shared_static, allowed)
 
+
+
+def test_trace_layout_in_python_matches_the_knob():
+    """kernelab.ops.softmax.trace reads SB_TRACE's records (the probe and the GPU test through it): its words per
+    record, rows stamped, base word and magic are the ones staged_rows.cuh writes."""
+    from kernelab.ops.softmax import trace
+
+    src = (Path(V12.path).parent / "staged_rows.cuh").read_text()
+    assert int(re.search(r"#define SB_TRACE_ROWS (\d+)", src)[1]) == trace.ROWS
+    head = int(re.search(r"#define SB_TRACE_STRIDE \((\d+) \+ 4 \* SB_TRACE_ROWS\)", src)[1])
+    assert head == trace.HEAD and trace.STRIDE == head + 4 * trace.ROWS
+    assert int(re.search(r"#define SB_TRACE_MAGIC (0x[0-9a-f]+)ull", src)[1], 16) == trace.MAGIC
+    assert f"[{trace.BASE} + (size_t)blockIdx.x * SB_TRACE_STRIDE + w]" in src
+    assert f"reinterpret_cast<const unsigned long long*>(work)[{trace.MAGIC_WORD}] != SB_TRACE_MAGIC" in src

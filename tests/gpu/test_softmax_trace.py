@@ -16,19 +16,17 @@ import textwrap
 import pytest
 import torch
 
-from kernelab.check.inputs import DTYPES
 from kernelab.gpu import Module, compile_file, default_arch
 from kernelab.ops import discover
 from kernelab.ops.base import Case
-from kernelab.ops.softmax import op as softmax_op
+from kernelab.ops.softmax.trace import HEAD, TracedWide
 
 from ._softmax_rows import sm90_only
 
 pytestmark = pytest.mark.gpu
 
 OP = discover()["softmax"]
-N, HEAD, ROWS, BASE, MAGIC = 131072, 8, 160, 16, 0x6B6C2D7472616365  # staged_rows.cuh's SB_TRACE layout
-STRIDE = HEAD + 4 * ROWS
+N = 131072
 _needs_hopper = sm90_only("SB_TRACE (v12's rows)")
 _module: list = []
 
@@ -44,23 +42,18 @@ def _traced():
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_stamps_are_ordered_and_every_row_is_stamped_once(dtype):
     v4, mod = _traced()
-    p = OP.plan(v4, N, torch.cuda.get_device_capability(), dtype)
-    x = OP.make_inputs(Case((8, N), dtype), 0, "cuda")["x"]
-    full = softmax_op.dynamic_full(p, N, x, x, mod, dtype)
-    k = mod.kernel(f"{p.name}{'_full' if full else ''}_{DTYPES[dtype]}")
-    grid, C = softmax_op.persistent_grid(k, p, 1 << 30), p.cluster or 1
+    w = TracedWide(OP, v4, mod, dtype)
+    grid, C = w.grid, w.C
     m = 3 * grid + 5  # every cluster loops, the ring wraps, some clusters take one row more
     x = OP.make_inputs(Case((m, N), dtype), 1, "cuda")["x"]
     y = torch.full_like(x, float("nan"))
-    work = torch.zeros((BASE + grid * C * STRIDE) * 2, dtype=torch.int32, device="cuda")
-    work.view(torch.int64)[15] = MAGIC
-    k(x, y, m, N, work, grid=grid, block=p.block, cluster=p.cluster, shared_mem=p.smem)
+    w(x, y, m)
     torch.cuda.synchronize()
     tol = 1e-2 if dtype == "bfloat16" else 1e-4
     assert torch.allclose(y.float(), torch.softmax(x.float(), -1), rtol=tol, atol=1e-9)
-    assert work[:2].tolist() == [0, 0], "the counters are left zero"
-    rec = work.view(torch.int64)[BASE:BASE + grid * C * STRIDE].cpu().numpy().reshape(grid * C, STRIDE)
-    ent, ini, iss, ext, _, taken = (rec[:, w] for w in range(6))
+    assert w.work[:2].tolist() == [0, 0], "the counters are left zero"
+    rec = w.records(m)
+    ent, ini, iss, ext, _, taken = (rec[:, k] for k in range(6))
     assert (ent > 0).all() and (ent <= ini).all() and (ini <= iss).all() and (iss <= ext).all()
     assert (taken.reshape(grid, C) == taken.reshape(grid, C)[:, :1]).all(), "a cluster's blocks take the same rows"
     assert taken[::C].sum() == m

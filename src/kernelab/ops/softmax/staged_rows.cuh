@@ -525,12 +525,14 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
     }
   }
   if constexpr (C == 1) __syncthreads();  // row_of written by thread 0
+  // Thread 0: the cluster's j-th row (its slot's index, once pushed) into stage st, unless it is past the last row.
+  const auto stage_slot = [&](int j, int st) {
+    const unsigned r = handed.index_of(j);
+    if (r < (unsigned)M) stage_share<T, C>(ring, x, (int)r, N, rank, st, stage_vecs, full);
+  };
   if (tid == 0) {
 #pragma unroll 1
-    for (int j = 0; j < (SB_FILL ? 1 : S); ++j) {
-      const unsigned r = handed.index_of(j);
-      if (r < (unsigned)M) stage_share<T, C>(ring, x, (int)r, N, rank, j, stage_vecs, full);
-    }
+    for (int j = 0; j < (SB_FILL ? 1 : S); ++j) stage_slot(j, j);
   }
   if constexpr (SB_TRACE) {
     if (tid == 0) trace_stamp(work, 2, global_ns());
@@ -551,10 +553,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
       if (tid == 0 && i == 0) {
         mbar_wait(&full[0], 0);
 #pragma unroll 1
-        for (int j = 1; j < S; ++j) {
-          const unsigned rj = handed.index_of(j);
-          if (rj < (unsigned)M) stage_share<T, C>(ring, x, (int)rj, N, rank, j, stage_vecs, full);
-        }
+        for (int j = 1; j < S; ++j) stage_slot(j, j);
       }
     }
     if constexpr (SB_TRACE) {
@@ -576,10 +575,7 @@ __device__ __forceinline__ void dynamic_rows(const T* __restrict__ x, T* __restr
       } else if (leader) {
         handed.hand(i + S + 1, next);
       }
-      if (tid == 0) {
-        const unsigned rn = handed.index_of(i + S);
-        if (rn < (unsigned)M) stage_share<T, C>(ring, x, (int)rn, N, rank, st, stage_vecs, full);
-      }
+      if (tid == 0) stage_slot(i + S, st);
     });
     if constexpr (SB_TRACE) {
       if (tid == 0 && i < SB_TRACE_ROWS) trace_stamp(work, 8 + 4 * i + 2, global_ns());
