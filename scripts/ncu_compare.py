@@ -93,7 +93,11 @@ def ncu_command(ncu: str, target: str, kernel_regex: str, args, export: Path | N
     # --profile-from-start off: only launches between the child's cudaProfilerStart and Stop count, so
     # the warm-up call (and torch.compile's autotuning launches, which match a peer's regex) are skipped.
     # export: write a report file (ncu -o) instead of printing, for --source's two pages.
-    cmd = [ncu, "--profile-from-start", "off", "--launch-count", "1", "--kernel-name", f"regex:{kernel_regex}"]
+    # --clock-control none: ncu's default locks the SM clock to base (~1.5 GHz on the H200) for the
+    # profiled launch; the device rules say leave the clocks alone, and the numbers then match the timed runs'
+    # boost clocks (sessions before 33 ran with the default: their durations are ~17% long).
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--launch-count", "1",
+           "--kernel-name", f"regex:{kernel_regex}"]
     if export is not None:
         cmd += ["--force-overwrite", "--export", str(export)]
     for s in (*SECTIONS, *(("SourceCounters",) if export is not None else ())):

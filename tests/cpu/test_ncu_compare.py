@@ -48,8 +48,8 @@ def test_stall_metrics_become_reasons_and_rank_by_their_largest_value():
 def test_command_profiles_the_second_matching_launch_of_one_target():
     args = type("A", (), {"op": "gemm", "shape": "4096,4096,4096", "dtype": "float32", "params": ""})()
     cmd = NCU.ncu_command("/usr/bin/ncu", "cublas", "gemm", args)
-    assert cmd[:7] == ["/usr/bin/ncu", "--profile-from-start", "off", "--launch-count", "1", "--kernel-name",
-                       "regex:gemm"]
+    assert cmd[:9] == ["/usr/bin/ncu", "--clock-control", "none", "--profile-from-start", "off", "--launch-count",
+                       "1", "--kernel-name", "regex:gemm"]
     assert cmd[cmd.index("--metrics") + 1] == NCU.STALLS and "--child" in cmd and "cublas" in cmd
     assert all(s in cmd for s in NCU.SECTIONS)
 
@@ -125,3 +125,11 @@ def test_source_mode_exports_one_report_with_source_counters(tmp_path):
     cmd = NCU.ncu_command("ncu", "v12", "softmax_dy", args, export=tmp_path / "r.ncu-rep")
     assert cmd[cmd.index("--export") + 1] == str(tmp_path / "r.ncu-rep") and "SourceCounters" in cmd
     assert "SourceCounters" not in NCU.ncu_command("ncu", "v12", "softmax_dy", args)
+
+
+def test_ncu_leaves_the_clocks_alone():
+    import argparse
+
+    args = argparse.Namespace(op="softmax", shape="8,8", dtype="bfloat16", params="", metrics=[])
+    cmd = NCU.ncu_command("ncu", "v12", "softmax_dy", args)
+    assert cmd[cmd.index("--clock-control") + 1] == "none"
