@@ -912,6 +912,31 @@ def t128_29b_sweeps(selected):
     return [Sweep("softmax", Case((2048, 131072), "float32"), "cold", Case((256, 131072), "float32"), runs)]
 
 
+def geo33_sweeps(selected):
+    """(session 33) rmsnorm bf16 32768 x 8192 (0.994x torch.compile, "same", in session 32's paired run): ncu with the
+    clocks left alone (docs/runs/ncu/2026-12-03-h200-rmsnorm-*-clock-none.log) has both kernels moving the same DRAM
+    bytes (537 MB read, 511 MB written) and the same L2 read misses, so pass 2 is not the gap; the geometry is
+    what differs. torch.compile runs 4 rows an SM of 512 threads (32 registers, 93% occupancy); v4 4 rows of 256
+    (50 registers, 47%); in fp32 both run 3 rows of 512 and v4 ties or leads (496.1 against 497.3 under ncu).
+    Session 5 measured v4 at 512 threads and 2048 an SM 264 us, but that was its first build (scalar-branch loads,
+    no predicated asm). Candidates: 512 threads at 2048 an SM (torch.compile's geometry), 512 at 1536 (3 rows),
+    256 at 1280 (5 rows), 1024 at 2048 (2 rows), against the shipped 256 at 1024, alternating twice, torch.compile
+    before and after. Predicted: 512 at 2048 -0.5 to -1% (the row's serial work per thread halves at the same rows
+    an SM), the others slower (session 5: rows an SM set the time, 4 best)."""
+    if "rmsnorm" not in selected:
+        return []
+    v4 = "v4_l2_two_pass"
+
+    def geo(block, sm):
+        return Candidate(f"{v4} {block}@{sm}", "new", v4, meta={"block_bf16": str(block)},
+                         defines={"SM_THREADS_BF16": sm})
+    cands = [geo(512, 2048), Candidate(f"{v4} 256@1024", "existing", v4), geo(512, 1536), geo(256, 1280),
+             geo(1024, 2048)]
+    return [Sweep("rmsnorm", Case((32768, 8192), "bfloat16"), "cold", Case((1000, 8192), "bfloat16"),
+                  [Candidate("torch.compile", "peer")] + cands + again(cands)
+                  + [Candidate("torch.compile again", "peer")])]
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -924,7 +949,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps,
         "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps,
         "ablate28": ablate28_sweeps, "ov28": ov28_sweeps, "t128_28": t128_28_sweeps, "full28": full28_sweeps,
-        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps}
+        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps, "geo33": geo33_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
