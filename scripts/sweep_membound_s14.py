@@ -937,6 +937,34 @@ def geo33_sweeps(selected):
                   + [Candidate("torch.compile again", "peer")])]
 
 
+def geo33b_sweeps(selected):
+    """(session 33) After geo33: v4 at torch.compile's geometry (512 threads, 2048 an SM) ran 260.5 us against 248.8
+    shipped and torch.compile's 247.2-247.7, and ncu had it issuing 72% of its slots (IPC 2.93; shipped 1.95 at 48%,
+    torch.compile 1.78 at 45%): IPC x duration, 1.75x torch.compile's instructions at the same geometry. At 512
+    threads a bf16 row of 8192 is 2 vectors a thread, so UNROLL 4 leaves half of pass 1's load slots predicated
+    off and still unpacks and squares their zeros, and the general kernel adds its geometry, head / tail scalars
+    and body choice a row. Candidates at 512 / 2048: UNROLL 2 (pass 1 one step of exactly the row), the
+    whole-vector build (`@vec_kernel rmsnorm_vec`) with UNROLL 2 and 4; the whole-vector build at the shipped
+    256 / 1024 (session 26: +0.7%); against the shipped kernel, alternating twice, torch.compile before and after.
+    Predicted: the vec build with UNROLL 2 at 512 / 2048 within 0.5% of torch.compile (the leanest stream at its
+    geometry); UNROLL 2 alone 252-256 (half of the excess)."""
+    if "rmsnorm" not in selected:
+        return []
+    v4 = "v4_l2_two_pass"
+
+    def c(label, block=None, sm=None, vec=False, **d):
+        meta = {"block_bf16": str(block)} if block else {}
+        if vec:
+            meta["vec_kernel"] = "rmsnorm_vec"
+        defines = ({"SM_THREADS_BF16": sm} if sm else {}) | d
+        return Candidate(f"{v4} {label}", "new" if meta or defines else "existing", v4, meta=meta, defines=defines)
+    cands = [c("vec 512@2048 U2", 512, 2048, True, UNROLL=2), c("256@1024"), c("512@2048 U2", 512, 2048, UNROLL=2),
+             c("vec 512@2048 U4", 512, 2048, True), c("vec 256@1024", vec=True)]
+    return [Sweep("rmsnorm", Case((32768, 8192), "bfloat16"), "cold", Case((1000, 8192), "bfloat16"),
+                  [Candidate("torch.compile", "peer")] + cands + again(cands)
+                  + [Candidate("torch.compile again", "peer")])]
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -949,7 +977,7 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps,
         "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps,
         "ablate28": ablate28_sweeps, "ov28": ov28_sweeps, "t128_28": t128_28_sweeps, "full28": full28_sweeps,
-        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps, "geo33": geo33_sweeps}
+        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps, "geo33": geo33_sweeps, "geo33b": geo33b_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())
