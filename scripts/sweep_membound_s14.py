@@ -74,8 +74,9 @@ Usage (GPU machine): SWEEP_SET=widths PYTHONPATH=src python3 scripts/sweep_membo
                peel and pass 2's folded subtract (LN5_FOLD 1), alone and together, against v4 and
                torch.compile; rmsnorm v4 bf16 beside it (the same layout's time without the bias and the
                mean), twice each, checked on shifted rows.
-    ln23b:     (session 23; LN5_FOLD is gone since session 25, a no-op macro here) the same case: v5 with all three (LN5_MERGE 1, PASS1_PEEL 1, LN5_FOLD 1; ln23's
-               best pair ran 253.6 us against v4's 259.6) at 128-512 threads a row and 1024-2048 an SM,
+    ln23b:     (session 23; LN5_FOLD is gone since session 25, a no-op macro here) the same case: v5 with all
+               three (LN5_MERGE 1, PASS1_PEEL 1, LN5_FOLD 1; ln23's best pair ran 253.6 us against v4's
+               259.6) at 128-512 threads a row and 1024-2048 an SM,
                with two pass-2 vectors a step (UNROLL2 2) where it does not spill (and, at a77708d, with pass
                2's vectors indexed instead of stepped: LN5_IDX2, measured slower and removed); ncu put v4 at 84%
                of its issue slots, so fewer instructions a row is the lever.
@@ -965,6 +966,26 @@ def geo33b_sweeps(selected):
                   + [Candidate("torch.compile again", "peer")])]
 
 
+def geo33c_sweeps(selected):
+    """(session 33) rmsnorm 32768 x 8192 with the whole-vector build on by default (bf16 at its own 512 threads, 2048
+    an SM, UNROLL 2; fp32 at the general kernel's 512 / 1536): the header as it stands against the general kernel
+    (`@vec_kernel` empty), bf16 and fp32, alternating three times, torch.compile before and after. Predicted: bf16
+    -0.2 to -0.6% (geo33b: 247.7 against 248.4 mean), fp32 within 0.3% (session 26's rms26: 498.5 / 498.8 against
+    499.1)."""
+    if "rmsnorm" not in selected:
+        return []
+    v4 = "v4_l2_two_pass"
+    out = []
+    for dt in ("bfloat16", "float32"):
+        cands = [Candidate(f"{v4} vec (default)", "existing", v4),
+                 Candidate(f"{v4} general", "new", v4, meta={"vec_kernel": ""})]
+        out.append(Sweep("rmsnorm", Case((32768, 8192), dt), "cold", Case((1000, 8192), dt),
+                         [Candidate("torch.compile", "peer")] + cands + again(cands)
+                         + [dataclasses.replace(c, label=f"{c.label} third") for c in cands]
+                         + [Candidate("torch.compile again", "peer")]))
+    return out
+
+
 # The sets are records of what ran (docstring, session): a candidate's macros and header values are spelled
 # out where its label names them, but one that leaves a knob at its default takes today's default.
 SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mid": mid_sweeps, "anyc": anyc_sweeps,
@@ -973,11 +994,13 @@ SETS = {"widths": widths_sweeps, "grid": grid_sweeps, "vocab": vocab_sweeps, "mi
         "ln19b": ln19b_sweeps, "ln19c": ln19c_sweeps, "ln19d": ln19d_sweeps, "tr19": tr19_sweeps,
         "tr24": tr24_sweeps, "tr24b": tr24b_sweeps,
         "peel20": peel20_sweeps, "odd21": odd21_sweeps, "odd22": odd22_sweeps,
-        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps, "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
+        "shift22": shift22_sweeps, "ln23": ln23_sweeps, "ln23b": ln23b_sweeps,
+        "ln25": ln25_sweeps, "ln25b": ln25b_sweeps, "ln25c": ln25c_sweeps,
         "ln26": ln26_sweeps, "rms26": rms26_sweeps, "fast27": fast27_sweeps, "fast27b": fast27b_sweeps,
         "split27": split27_sweeps, "stages27": stages27_sweeps, "xchg27": xchg27_sweeps,
         "ablate28": ablate28_sweeps, "ov28": ov28_sweeps, "t128_28": t128_28_sweeps, "full28": full28_sweeps,
-        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps, "geo33": geo33_sweeps, "geo33b": geo33b_sweeps}
+        "t128_29": t128_29_sweeps, "t128_29b": t128_29b_sweeps,
+        "geo33": geo33_sweeps, "geo33b": geo33b_sweeps, "geo33c": geo33c_sweeps}
 sm.sweeps = SETS[os.environ.get("SWEEP_SET", "widths")]
 if __name__ == "__main__":
     sys.exit(sm.main())

@@ -138,7 +138,7 @@ class RowNorm(OpSpec):
             # compile time (rmsnorm v4 / layernorm v5: shared slots, launch bounds, threads per row)
             # matches the launch, also when a sweep overrides the header values.
             return {"BLOCK": variant.meta_int("block", 256), "ROWS_PER_BLOCK": variant.meta_int("rows_per_block", 1),
-                    **variant.dtype_defines("block")}
+                    **variant.dtype_defines("block", "vec_block")}
         return {}
 
     def static_kernel(self, variant, case):
@@ -155,7 +155,9 @@ class RowNorm(OpSpec):
         if p.name is not None:
             return f"{p.name}_{sfx}", p.block
         vec = variant.meta.get("vec_kernel")
-        return (f"{vec}_{sfx}" if vec and whole else self.kernel_name(case.dtype)), p.block
+        if vec and whole:  # the whole-vector build, at its own block where the header gives one (`@vec_block_bf16`)
+            return f"{vec}_{sfx}", variant.meta_int_for("vec_block", case.dtype, p.block)
+        return self.kernel_name(case.dtype), p.block
 
     def supports(self, variant, case):
         reason = super().supports(variant, case)
@@ -173,14 +175,14 @@ class RowNorm(OpSpec):
         p = self.plan(variant, n, case.dtype)
         params = (inputs["weight"], inputs["bias"]) if self.has_bias else (inputs["weight"],)
         whole = bool(variant.meta.get("vec_kernel")) and whole_vectors(n, inputs["x"], outputs["y"], *params)
-        name, _ = self._instance(variant, case, p, whole)
+        name, block = self._instance(variant, case, p, whole)
         k = kernel if name == self.kernel_name(case.dtype) else kernel.module.kernel(name)
         grid = p.grid(m)
         if variant.meta.get("grid") == "persistent" and p.capacity is not None:
             # `@grid persistent` (v3): the row-in-registers instances loop over rows, so the grid
             # is what the GPU holds at once (x `@waves`, default 1), capped by the rows.
-            grid = min(grid, max(1, resident_blocks(k, p.block) * variant.meta_int("waves", 1)))
-        k(inputs["x"], *params, outputs["y"], m, n, self.eps(case), grid=grid, block=p.block)
+            grid = min(grid, max(1, resident_blocks(k, block) * variant.meta_int("waves", 1)))
+        k(inputs["x"], *params, outputs["y"], m, n, self.eps(case), grid=grid, block=block)
 
 
 def whole_vectors(n: int, *tensors) -> bool:

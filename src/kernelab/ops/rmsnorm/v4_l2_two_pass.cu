@@ -85,17 +85,36 @@
 //   session 18). Wrong in sign: rmsnorm issues 60% of its slots (session 23's ncu), so the instructions were
 //   not what it waits on; why the leaner build is slower is not measured. Kept as a knob, off: the header
 //   value `@vec_kernel rmsnorm_vec` (a sweep's meta) turns it on.
+// Session 33, the whole-vector build at torch.compile's geometry (bf16 512 threads, 2048 an SM), now the default on
+//   whole-vector rows. What changed: the vec build has its own block (`@vec_block_bf16 512`), threads per SM
+//   (VEC_SM_THREADS_BF16 2048: 32 registers) and pass-1 step (VEC_UNROLL_BF16 2); the general kernel keeps 256 at
+//   1024 (its sm_90 SASS is unchanged). Why: ncu with the clocks left alone (docs/runs/ncu/2026-12-03-h200-rmsnorm-
+//   bf16-clock-none.log) had v4 and torch.compile moving the same DRAM bytes (537 MB read, 511 MB written) with the
+//   same L2 read misses, so pass 2's re-read was not the 0.6% gap; the geometry differed (torch.compile 4 rows an SM
+//   of 512 threads at 93% occupancy, v4 4 rows of 256 at 47%). v4's general kernel at 512 / 2048 ran 260.5 us
+//   (sweep geo33), issuing 72% of its slots: at 512 threads a bf16 row of 8192 is 2 vectors a thread, so the fixed
+//   work a thread does a row (geometry, head / tail scalars, body choice, UNROLL 4's two predicated-off load
+//   slots) counts double. The leanest build there removes it. Predicted: within 0.5% of torch.compile. Measured
+//   (sweep geo33b, docs/runs/2026-12-03-h200-sweep_geo33b.json, one process, alternating): 248.1 / 247.3 us against
+//   torch.compile 247.4 / 247.8 and the general kernel at 256 / 1024 248.4 / 248.4; UNROLL 4 there 248.8 / 247.9,
+//   the general kernel at 512 / 2048 with UNROLL 2 255.9; ncu (the clocks left alone) 245.6 against 245.8, with
+//   1.23x torch.compile's instructions (its kernel is specialised to N = 8192: no loop, no predicates).
+//   Measured in full runs: BENCHMARKS.md.
 //
 // @strategy rows
 // @block 512
 // @block_bf16 256
+// @vec_kernel rmsnorm_vec
+// @vec_block_bf16 512
 // @rows_per_block 1
 // @access_bytes 16
 // Per-dtype geometry (session 5 sweep, below): `@block_bf16` / `@block_f32` (the op passes them as
 // BLOCK_BF16 / BLOCK_F32; norm_l2.cuh defaults them to BLOCK) and the threads per SM each register cap allows.
-#ifdef SM_THREADS  // a sweep's one value for both
+#ifdef SM_THREADS  // a sweep's one value for both dtypes and both builds
 #define SM_THREADS_BF16 SM_THREADS
 #define SM_THREADS_F32 SM_THREADS
+#define VEC_SM_THREADS_BF16 SM_THREADS
+#define VEC_SM_THREADS_F32 SM_THREADS
 #endif
 #ifndef SM_THREADS_BF16
 #define SM_THREADS_BF16 1024  // 64 registers: 4 x 256-thread rows per SM (2048: 257.0 us, 1536: 251.1, 1024: 248.0)
@@ -103,9 +122,34 @@
 #ifndef SM_THREADS_F32
 #define SM_THREADS_F32 1536  // 40 registers: 3 x 512-thread rows per SM (2048: 527.5 us, 1536: 497.0-498.4, 1024: 509.0)
 #endif
+// The whole-vector build's own geometry (session 33, sweep geo33b): `@vec_block_bf16` / `@vec_block_f32` (the op
+// passes them as VEC_BLOCK_BF16 / VEC_BLOCK_F32 and launches the vec kernel with them; default the general
+// kernel's block), its threads per SM and its pass-1 vectors a step. bf16 runs torch.compile's geometry there,
+// 512 threads at 2048 an SM (32 registers), with UNROLL 2: a row of 8192 is then one step of exactly 2 vectors a
+// thread. The general kernel at that geometry issued 72% of its slots and ran 260 us (UNROLL 4) / 256 (UNROLL 2).
+#ifndef VEC_BLOCK_BF16
+#define VEC_BLOCK_BF16 BLOCK_BF16
+#endif
+#ifndef VEC_BLOCK_F32
+#define VEC_BLOCK_F32 BLOCK_F32
+#endif
+#ifndef VEC_SM_THREADS_BF16
+#define VEC_SM_THREADS_BF16 2048  // with VEC_BLOCK_BF16 512: 4 rows an SM at 32 registers, torch.compile's geometry
+#endif
+#ifndef VEC_SM_THREADS_F32
+#define VEC_SM_THREADS_F32 SM_THREADS_F32
+#endif
+#ifndef VEC_UNROLL_BF16
+#define VEC_UNROLL_BF16 2  // 512 threads x 2 vectors x 8 = 8192: one step, no load slot predicated off
+#endif
+#ifndef VEC_UNROLL_F32
+#define VEC_UNROLL_F32 UNROLL
+#endif
 // One flat token each for __launch_bounds__ (kernelab's signature reader ends it at its first ')').
 #define RMS4_MIN_BLOCKS_BF16 (SM_THREADS_BF16 / BLOCK_BF16 > 0 ? SM_THREADS_BF16 / BLOCK_BF16 : 1)
 #define RMS4_MIN_BLOCKS_F32 (SM_THREADS_F32 / BLOCK_F32 > 0 ? SM_THREADS_F32 / BLOCK_F32 : 1)
+#define RMS4_VEC_MIN_BLOCKS_BF16 (VEC_SM_THREADS_BF16 / VEC_BLOCK_BF16 > 0 ? VEC_SM_THREADS_BF16 / VEC_BLOCK_BF16 : 1)
+#define RMS4_VEC_MIN_BLOCKS_F32 (VEC_SM_THREADS_F32 / VEC_BLOCK_F32 > 0 ? VEC_SM_THREADS_F32 / VEC_BLOCK_F32 : 1)
 #ifndef PASS1_PEEL
 #define PASS1_PEEL 0
 #endif
@@ -163,10 +207,12 @@ __device__ __forceinline__ void write_row(const T* __restrict__ xr, const T* __r
 
 // kVecRows (the `@vec_kernel` build, session 26): every row is whole 16-byte vectors at aligned addresses, as
 // are w and y (the op checks: rmsnorm/op.py whole_vectors), so no geometry, head / tail scalars or body choice.
-template <typename T, int BLK, bool kVecRows = false>
+// U: pass 1's vectors a step (UNROLL; the vec build's own VEC_UNROLL_*).
+template <typename T, int BLK, bool kVecRows = false, int U = UNROLL>
 __device__ __forceinline__ void rmsnorm_rows(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int M,
                                              int N, float eps) {
-  constexpr int V = rows::Traits<T>::V, U = UNROLL, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
+  static_assert(U >= 1, "VEC_UNROLL_BF16 / VEC_UNROLL_F32 must be >= 1");
+  constexpr int V = rows::Traits<T>::V, G = BLK / ROWS_PER_BLOCK, NWG = G / 32;
   static_assert(l2tp::valid_block(BLK),
                 "@block_bf16 / @block_f32 over @rows_per_block must be a power-of-two number of warps");
   __shared__ float slots[BLK / 32];
@@ -261,12 +307,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK_BF16, RMS4_MIN_BLOCKS_BF16) r
     int N, float eps) {
   rms4::rmsnorm_rows<__nv_bfloat16, BLOCK_BF16>(x, w, y, M, N, eps);
 }
-extern "C" __global__ void __launch_bounds__(BLOCK_F32, RMS4_MIN_BLOCKS_F32) rmsnorm_vec_f32(
+extern "C" __global__ void __launch_bounds__(VEC_BLOCK_F32, RMS4_VEC_MIN_BLOCKS_F32) rmsnorm_vec_f32(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int M, int N, float eps) {
-  rms4::rmsnorm_rows<float, BLOCK_F32, true>(x, w, y, M, N, eps);
+  rms4::rmsnorm_rows<float, VEC_BLOCK_F32, true, VEC_UNROLL_F32>(x, w, y, M, N, eps);
 }
-extern "C" __global__ void __launch_bounds__(BLOCK_BF16, RMS4_MIN_BLOCKS_BF16) rmsnorm_vec_bf16(
+extern "C" __global__ void __launch_bounds__(VEC_BLOCK_BF16, RMS4_VEC_MIN_BLOCKS_BF16) rmsnorm_vec_bf16(
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y, int M,
     int N, float eps) {
-  rms4::rmsnorm_rows<__nv_bfloat16, BLOCK_BF16, true>(x, w, y, M, N, eps);
+  rms4::rmsnorm_rows<__nv_bfloat16, VEC_BLOCK_BF16, true, VEC_UNROLL_BF16>(x, w, y, M, N, eps);
 }
