@@ -923,7 +923,10 @@ def geo33_sweeps(selected):
     no predicated asm). Candidates: 512 threads at 2048 an SM (torch.compile's geometry), 512 at 1536 (3 rows),
     256 at 1280 (5 rows), 1024 at 2048 (2 rows), against the shipped 256 at 1024, alternating twice, torch.compile
     before and after. Predicted: 512 at 2048 -0.5 to -1% (the row's serial work per thread halves at the same rows
-    an SM), the others slower (session 5: rows an SM set the time, 4 best)."""
+    an SM), the others slower (session 5: rows an SM set the time, 4 best).
+    Measured (at 37a9c77, docs/runs/2026-12-03-h200-sweep_geo33.json): 512@2048 260.5 / 260.5 us (wrong in sign: ncu
+    has it issuing 72% of its slots), 256@1024 248.8 / 249.8, 512@1536 285.6 / 285.5, 256@1280 249.1 / 248.9,
+    1024@2048 418.4 / 416.7; torch.compile 247.7 / 247.2."""
     if "rmsnorm" not in selected:
         return []
     v4 = "v4_l2_two_pass"
@@ -948,7 +951,10 @@ def geo33b_sweeps(selected):
     whole-vector build (`@vec_kernel rmsnorm_vec`) with UNROLL 2 and 4; the whole-vector build at the shipped
     256 / 1024 (session 26: +0.7%); against the shipped kernel, alternating twice, torch.compile before and after.
     Predicted: the vec build with UNROLL 2 at 512 / 2048 within 0.5% of torch.compile (the leanest stream at its
-    geometry); UNROLL 2 alone 252-256 (half of the excess)."""
+    geometry); UNROLL 2 alone 252-256 (half of the excess).
+    Measured (at 223320a, docs/runs/2026-12-03-h200-sweep_geo33b.json): vec 512@2048 U2 248.1 / 247.3 us, 256@1024
+    248.4 / 248.4, 512@2048 U2 255.9 / 255.8, vec 512@2048 U4 248.8 / 247.9, vec 256@1024 252.0 / 251.5;
+    torch.compile 247.4 / 247.8. Both predictions held; the vec build at 512 / 2048 (U2) became the default."""
     if "rmsnorm" not in selected:
         return []
     v4 = "v4_l2_two_pass"
@@ -971,7 +977,9 @@ def geo33c_sweeps(selected):
     an SM, UNROLL 2; fp32 at the general kernel's 512 / 1536): the header as it stands against the general kernel
     (`@vec_kernel` empty), bf16 and fp32, alternating three times, torch.compile before and after. Predicted: bf16
     -0.2 to -0.6% (geo33b: 247.7 against 248.4 mean), fp32 within 0.3% (session 26's rms26: 498.5 / 498.8 against
-    499.1)."""
+    499.1). Measured (at 715ae81, docs/runs/2026-12-03-h200-sweep_geo33c.json): bf16 vec 249.8 / 248.3 / 249.0 us
+    against general 249.0 / 249.9 / 249.0 (mean -0.1%, inside the spread), torch.compile 249.0 / 248.0; fp32 vec
+    499.2 / 498.8 / 498.9 against 498.3 / 499.5 / 498.9, torch.compile 498.1 / 497.6: ties."""
     if "rmsnorm" not in selected:
         return []
     v4 = "v4_l2_two_pass"

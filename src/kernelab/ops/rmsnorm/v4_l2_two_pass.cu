@@ -98,8 +98,13 @@
 //   (sweep geo33b, docs/runs/2026-12-03-h200-sweep_geo33b.json, one process, alternating): 248.1 / 247.3 us against
 //   torch.compile 247.4 / 247.8 and the general kernel at 256 / 1024 248.4 / 248.4; UNROLL 4 there 248.8 / 247.9,
 //   the general kernel at 512 / 2048 with UNROLL 2 255.9; ncu (the clocks left alone) 245.6 against 245.8, with
-//   1.23x torch.compile's instructions (its kernel is specialised to N = 8192: no loop, no predicates).
-//   Measured in full runs: BENCHMARKS.md.
+//   1.23x torch.compile's instructions (its kernel is specialised to N = 8192: no loop, no predicates). With it
+//   the default (sweep geo33c, three rounds each): bf16 249.8 / 248.3 / 249.0 against the general kernel's 249.0 /
+//   249.9 / 249.0 and torch.compile's 249.0 / 248.0; fp32 (the vec build at the general kernel's geometry) 499.2 /
+//   498.8 / 498.9 against 498.3 / 499.5 / 498.9 (torch.compile 498.1 / 497.6): within the rounds' spread, so a
+//   tie at the DRAM rate both reach (ncu: 88.7% of DRAM peak, both). `kernelab run --op rmsnorm` at 715ae81
+//   (docs/runs/nvidia-h200-20261203T163234.json): paired against torch.compile bf16 0.999x [0.997, 1.001] "same"
+//   (0.994x [0.993, 0.998] in session 32), fp32 0.998x [0.997, 1.000]. Measured in full runs: BENCHMARKS.md.
 //
 // @strategy rows
 // @block 512
