@@ -135,11 +135,11 @@ def test_rmsnorm_vec_build_has_its_own_geometry():
     assert [(name, kw["block"]) for name, _, kw in calls] == [
         ("rmsnorm_vec_bf16", 512), ("rmsnorm_bf16", 256), ("rmsnorm_vec_f32", 512), ("rmsnorm_f32", 512)]
     assert RMS.static_kernel(V4, Case((32768, 8192), "bfloat16")) == ("rmsnorm_vec_bf16", 512)
-    res = compile_file(V4.path, arch="sm_90", defines=RMS.defines(V4)).resources
+    m = compile_file(V4.path, arch="sm_90", defines=RMS.defines(V4))
+    res = m.resources
     assert res["rmsnorm_vec_bf16"].registers <= 32 and not res["rmsnorm_vec_bf16"].spills
     assert 32 < res["rmsnorm_bf16"].registers <= 64 and res["rmsnorm_vec_f32"].registers <= 40
     # pass 1 at VEC_UNROLL_BF16 2: two x loads (the evict-last form) in the vec kernel's loop, four in the general one
-    m = compile_file(V4.path, arch="sm_90", defines=RMS.defines(V4))
     assert sum("LDG.E.EL.128" in ln for ln in _sass_lines(m.cubin, "rmsnorm_vec_bf16")) == 2
     assert sum("LDG.E.EL.128" in ln for ln in _sass_lines(m.cubin, "rmsnorm_bf16")) == 4
 
